@@ -1,0 +1,235 @@
+#include "proto/transport.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rgpu::proto {
+
+std::string Address::ToString() const {
+  if (is_unix) return "unix:" + host;
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+bool Address::IsLoopbackOrLocal() const {
+  if (is_unix) return true;
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+Result<Address> ParseAddress(const std::string& text, uint16_t default_port) {
+  Address a;
+  if (text.rfind("unix:", 0) == 0) {
+    a.is_unix = true;
+    a.host = text.substr(5);
+    if (a.host.empty() || a.host.size() >= sizeof(sockaddr_un::sun_path))
+      return Status::Error(-30, "bad unix socket path in '" + text + "'");
+    return a;
+  }
+  std::string host = text, port;
+  if (!text.empty() && text[0] == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos) return Status::Error(-30, "bad address '" + text + "'");
+    host = text.substr(1, close - 1);
+    if (close + 1 < text.size() && text[close + 1] == ':') port = text.substr(close + 2);
+  } else if (auto colon = text.rfind(':'); colon != std::string::npos) {
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (host.empty()) return Status::Error(-30, "bad address '" + text + "': no host");
+  a.host = host;
+  a.port = default_port;
+  if (!port.empty()) {
+    char* end = nullptr;
+    long p = std::strtol(port.c_str(), &end, 10);
+    if (*end != '\0' || p < 0 || p > 65535)
+      return Status::Error(-30, "bad port in '" + text + "'");
+    a.port = static_cast<uint16_t>(p);
+  }
+  return a;
+}
+
+Stream::~Stream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Stream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
+  struct iovec iov[4];
+  if (iovcnt > 4) return Status::Error(-5, "too many iovecs");
+  std::memcpy(iov, iov_in, sizeof(iovec) * iovcnt);
+  int first = 0;
+  while (first < iovcnt) {
+    struct msghdr msg {};
+    msg.msg_iov = iov + first;
+    msg.msg_iovlen = iovcnt - first;
+    ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::Error(-5, std::string("send: ") + std::strerror(errno));
+    }
+    size_t left = static_cast<size_t>(n);
+    while (first < iovcnt && left >= iov[first].iov_len) {
+      left -= iov[first].iov_len;
+      ++first;
+    }
+    if (first < iovcnt) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Stream::RecvAll(void* buf, size_t n) {
+  auto* p = static_cast<uint8_t*>(buf);
+  while (n > 0) {
+    ssize_t got = ::recv(fd_, p, n, 0);
+    if (got == 0) return Status::Error(-5, "connection closed");
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status::Error(-5, std::string("recv: ") + std::strerror(errno));
+    }
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return Status::Ok();
+}
+
+Status Stream::SendFrame(const FrameHeader& h, const void* a, size_t alen, const void* b,
+                         size_t blen) {
+  uint8_t hdr[kHeaderSize];
+  EncodeHeader(h, hdr);
+  struct iovec iov[3] = {{hdr, kHeaderSize}, {const_cast<void*>(a), alen}, {const_cast<void*>(b), blen}};
+  return SendAll(iov, blen ? 3 : (alen ? 2 : 1));
+}
+
+Status Stream::RecvFrame(FrameHeader* h, std::vector<uint8_t>* body, uint32_t max_body) {
+  uint8_t hdr[kHeaderSize];
+  if (Status s = RecvAll(hdr, kHeaderSize); !s.ok()) return s;
+  *h = DecodeHeader(hdr);
+  if (h->body_len > max_body)
+    return Status::Protocol("frame body of " + std::to_string(h->body_len) +
+                            " bytes exceeds the limit of " + std::to_string(max_body));
+  body->resize(h->body_len);
+  if (h->body_len == 0) return Status::Ok();
+  return RecvAll(body->data(), h->body_len);
+}
+
+namespace {
+
+Status ConnectWithTimeout(int fd, const sockaddr* sa, socklen_t len,
+                          std::chrono::milliseconds timeout) {
+  int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  int rc = ::connect(fd, sa, len);
+  if (rc < 0 && errno != EINPROGRESS)
+    return Status::Error(-5, std::string("connect: ") + std::strerror(errno));
+  if (rc < 0) {
+    pollfd p{fd, POLLOUT, 0};
+    rc = ::poll(&p, 1, static_cast<int>(timeout.count()));
+    if (rc == 0) return Status::Error(-5, "connect: timed out");
+    int err = 0;
+    socklen_t el = sizeof(err);
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+    if (err != 0) return Status::Error(-5, std::string("connect: ") + std::strerror(err));
+  }
+  fcntl(fd, F_SETFL, flags);
+  return Status::Ok();
+}
+
+void TuneTcp(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int buf = 4 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Stream>> Connect(const Address& a, std::chrono::milliseconds timeout) {
+  if (a.is_unix) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return Status::Error(-5, "socket failed");
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, a.host.c_str(), sizeof(sa.sun_path) - 1);
+    Status s = ConnectWithTimeout(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa), timeout);
+    if (!s.ok()) {
+      ::close(fd);
+      return s;
+    }
+    int buf = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+    return std::make_unique<Stream>(fd);
+  }
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  std::string port = std::to_string(a.port);
+  if (int rc = getaddrinfo(a.host.c_str(), port.c_str(), &hints, &res); rc != 0)
+    return Status::Error(-5, "resolve " + a.host + ": " + gai_strerror(rc));
+  Status last = Status::Error(-5, "no address for " + a.host);
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    last = ConnectWithTimeout(fd, ai->ai_addr, ai->ai_addrlen, timeout);
+    if (last.ok()) {
+      freeaddrinfo(res);
+      TuneTcp(fd);
+      return std::make_unique<Stream>(fd);
+    }
+    ::close(fd);
+  }
+  freeaddrinfo(res);
+  return last;
+}
+
+Result<int> Listen(const Address& a) {
+  int fd;
+  if (a.is_unix) {
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::strncpy(sa.sun_path, a.host.c_str(), sizeof(sa.sun_path) - 1);
+    ::unlink(a.host.c_str());
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) < 0) {
+      ::close(fd);
+      return Status::Error(-5, "bind " + a.ToString() + ": " + std::strerror(errno));
+    }
+  } else {
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    std::string port = std::to_string(a.port);
+    if (int rc = getaddrinfo(a.host.c_str(), port.c_str(), &hints, &res); rc != 0)
+      return Status::Error(-5, "resolve " + a.host + ": " + gai_strerror(rc));
+    fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, res->ai_addr, res->ai_addrlen) < 0) {
+      std::string err = std::strerror(errno);
+      freeaddrinfo(res);
+      ::close(fd);
+      return Status::Error(-5, "bind " + a.ToString() + ": " + err);
+    }
+    freeaddrinfo(res);
+  }
+  if (::listen(fd, 128) < 0) {
+    ::close(fd);
+    return Status::Error(-5, std::string("listen: ") + std::strerror(errno));
+  }
+  return fd;
+}
+
+}  // namespace rgpu::proto

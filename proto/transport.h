@@ -1,0 +1,54 @@
+// Byte streams between client and server: TCP or Unix sockets, framed with proto/wire.h.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proto/status.h"
+#include "proto/wire.h"
+
+namespace rgpu::proto {
+
+// "host:port", "[v6]:port" or "unix:/path".
+struct Address {
+  bool is_unix = false;
+  std::string host;  // or the socket path
+  uint16_t port = 0;
+  std::string ToString() const;
+  bool IsLoopbackOrLocal() const;
+};
+Result<Address> ParseAddress(const std::string& text, uint16_t default_port = 7420);
+
+// A connected stream. Send and Recv may be used by different threads at once; two threads
+// must not Send (or Recv) concurrently: callers serialise with their own lock.
+class Stream {
+ public:
+  explicit Stream(int fd) : fd_(fd) {}
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  Status SendAll(const struct iovec* iov, int iovcnt);
+  Status RecvAll(void* buf, size_t n);
+  // Sends one whole frame: header plus body (body may be split in two pieces).
+  Status SendFrame(const FrameHeader& h, const void* a, size_t alen, const void* b = nullptr,
+                   size_t blen = 0);
+  // Reads one frame. Rejects bodies over `max_body` before allocating.
+  Status RecvFrame(FrameHeader* h, std::vector<uint8_t>* body, uint32_t max_body = kMaxBody);
+  // Wakes a thread blocked in Recv and makes later I/O fail.
+  void Shutdown();
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+Result<std::unique_ptr<Stream>> Connect(const Address& a, std::chrono::milliseconds timeout);
+Result<int> Listen(const Address& a);
+
+}  // namespace rgpu::proto

@@ -1,0 +1,162 @@
+// The one interface through which rgpud reaches devices.
+//
+// A backend owns real devices and executes commands on them. Sessions (server/session.cpp)
+// translate protocol requests into calls of this interface; they never call a device API
+// directly. The OpenCL backend (opencl_backend.cpp) is the first implementation.
+//
+// Threading contract: every method may be called from any thread, concurrently, except that
+// calls naming the same kernel object are serialised by the caller (one session owns each
+// kernel). Completion callbacks run on a backend-owned thread; they must not block.
+//
+// Handles are opaque pointers owned by the backend; each Create* returns one reference,
+// dropped with Release(). Commands return an event reference the caller must release.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proto/status.h"
+#include "proto/wire.h"
+
+namespace rgpu::server {
+
+struct BkContext;
+struct BkQueue;
+struct BkMem;
+struct BkProgram;
+struct BkKernel;
+struct BkEvent;
+
+// Device description sent to clients: every device query the backend could answer,
+// already encoded for the wire (proto/info.h).
+struct DeviceDesc {
+  std::string name;
+  std::string platform;
+  uint64_t type = 0;
+  uint64_t global_mem = 0;
+  uint32_t compute_units = 0;
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> encoded_info;
+};
+
+struct KernelDesc {
+  std::string name;
+  uint32_t num_args = 0;
+};
+
+struct KernelArgValue {
+  enum class Kind : uint8_t { Bytes = 0, Mem = 1, Local = 2 } kind = Kind::Bytes;
+  std::vector<uint8_t> bytes;  // Kind::Bytes
+  BkMem* mem = nullptr;        // Kind::Mem (nullptr = a NULL buffer argument)
+  uint64_t local_size = 0;     // Kind::Local
+};
+
+struct NDRange {
+  uint32_t dims = 1;
+  bool has_offset = false;
+  bool has_local = false;
+  size_t offset[3] = {0, 0, 0};
+  size_t global[3] = {1, 1, 1};
+  size_t local[3] = {1, 1, 1};
+};
+
+struct Rect {
+  size_t buffer_origin[3] = {0, 0, 0};
+  size_t host_origin[3] = {0, 0, 0};
+  size_t region[3] = {1, 1, 1};
+  size_t buffer_row_pitch = 0, buffer_slice_pitch = 0;
+  size_t host_row_pitch = 0, host_slice_pitch = 0;
+};
+
+struct ProfilingTimes {
+  uint64_t queued = 0, submit = 0, start = 0, end = 0;
+};
+
+using Bytes = std::shared_ptr<std::vector<uint8_t>>;
+using WaitList = std::span<BkEvent* const>;
+using CompletionFn = std::function<void(int32_t exec_status)>;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const std::vector<DeviceDesc>& Devices() const = 0;
+  // Answers a device query that was not cached in DeviceDesc (raw host bytes).
+  virtual Status DeviceInfo(int device, uint32_t param, std::vector<uint8_t>* raw) = 0;
+
+  virtual Result<BkContext*> CreateContext(std::span<const int> devices) = 0;
+  virtual Result<BkQueue*> CreateQueue(BkContext* ctx, int device, uint64_t properties) = 0;
+  // `init` (may be empty) is copied into the new buffer before the call returns.
+  virtual Result<BkMem*> CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
+                                      const std::vector<uint8_t>* init) = 0;
+  virtual Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
+                                         size_t size) = 0;
+
+  virtual Result<BkProgram*> CreateProgramWithSource(BkContext* ctx, std::string_view src) = 0;
+  virtual Result<BkProgram*> CreateProgramWithBinary(BkContext* ctx, std::span<const int> devices,
+                                                     const std::vector<std::string>& binaries,
+                                                     std::vector<int32_t>* binary_status) = 0;
+  virtual Status BuildProgram(BkProgram* p, std::span<const int> devices,
+                              const std::string& options) = 0;
+  virtual Status CompileProgram(BkProgram* p, std::span<const int> devices,
+                                const std::string& options, std::span<BkProgram* const> headers,
+                                const std::vector<std::string>& header_names) = 0;
+  virtual Result<BkProgram*> LinkProgram(BkContext* ctx, std::span<const int> devices,
+                                         const std::string& options,
+                                         std::span<BkProgram* const> inputs) = 0;
+  virtual Result<std::vector<KernelDesc>> KernelsOf(BkProgram* p) = 0;
+  virtual Result<BkKernel*> CreateKernel(BkProgram* p, const std::string& name) = 0;
+
+  // Generic clGet*Info on an object of `family` (device index in `device`, arg index in
+  // `aux` where the family needs them). Returns raw host bytes.
+  virtual Status GetInfo(proto::InfoFamily family, void* object, int device, uint32_t aux,
+                         uint32_t param, std::vector<uint8_t>* raw) = 0;
+  virtual Result<ProfilingTimes> Profiling(BkEvent* e) = 0;
+
+  // --- commands: each returns the command's event (one reference for the caller) ---
+  virtual Result<BkEvent*> Write(BkQueue* q, BkMem* m, size_t offset, Bytes data,
+                                 WaitList waits) = 0;
+  virtual Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
+                                WaitList waits) = 0;
+  virtual Result<BkEvent*> Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off,
+                                size_t dst_off, size_t size, WaitList waits) = 0;
+  virtual Result<BkEvent*> WriteRect(BkQueue* q, BkMem* m, const Rect& r, Bytes data,
+                                     WaitList waits) = 0;
+  virtual Result<BkEvent*> ReadRect(BkQueue* q, BkMem* m, const Rect& r, Bytes dst,
+                                    WaitList waits) = 0;
+  virtual Result<BkEvent*> CopyRect(BkQueue* q, BkMem* src, BkMem* dst, const Rect& src_r,
+                                    const Rect& dst_r, WaitList waits) = 0;
+  virtual Result<BkEvent*> Fill(BkQueue* q, BkMem* m, const std::vector<uint8_t>& pattern,
+                                size_t offset, size_t size, WaitList waits) = 0;
+  // Sets every argument, then launches. Arguments are applied at launch time so that a
+  // scheduler may hold a launch back without later SetKernelArg calls changing it.
+  virtual Result<BkEvent*> Launch(BkQueue* q, BkKernel* k,
+                                  std::span<const KernelArgValue> args, const NDRange& range,
+                                  WaitList waits) = 0;
+  virtual Result<BkEvent*> Marker(BkQueue* q, WaitList waits) = 0;
+  virtual Result<BkEvent*> Barrier(BkQueue* q, WaitList waits) = 0;
+  virtual Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,
+                                   WaitList waits) = 0;
+  virtual Status Flush(BkQueue* q) = 0;
+  // Blocks until everything queued on `q` is done (used only when a session ends).
+  virtual Status Finish(BkQueue* q) = 0;
+
+  virtual Result<BkEvent*> CreateUserEvent(BkContext* ctx) = 0;
+  virtual Status SetUserEventStatus(BkEvent* e, int32_t status) = 0;
+  // A user event already failed with `code`: stands in for a command that could not start.
+  virtual Result<BkEvent*> FailedEvent(BkContext* ctx, int32_t code) = 0;
+  // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
+  virtual void OnComplete(BkEvent* e, CompletionFn fn) = 0;
+
+  virtual void Release(proto::ObjType type, void* handle) = 0;
+};
+
+// Opens the OpenCL backend: the best platform (a GPU platform before a CPU-only one), or
+// the first whose name contains `platform_filter` when it is not empty.
+Result<std::unique_ptr<Backend>> OpenOpenCLBackend(const std::string& platform_filter);
+
+}  // namespace rgpu::server

@@ -1,0 +1,546 @@
+// The OpenCL backend: rgpud's devices are those of one real OpenCL platform.
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "proto/info.h"
+#include "server/backend/backend.h"
+
+namespace rgpu::server {
+namespace {
+
+template <typename T, typename H>
+T* Wrap(H h) {
+  return reinterpret_cast<T*>(h);
+}
+inline cl_context C(BkContext* p) { return reinterpret_cast<cl_context>(p); }
+inline cl_command_queue Q(BkQueue* p) { return reinterpret_cast<cl_command_queue>(p); }
+inline cl_mem M(BkMem* p) { return reinterpret_cast<cl_mem>(p); }
+inline cl_program P(BkProgram* p) { return reinterpret_cast<cl_program>(p); }
+inline cl_kernel K(BkKernel* p) { return reinterpret_cast<cl_kernel>(p); }
+inline cl_event E(BkEvent* p) { return reinterpret_cast<cl_event>(p); }
+
+Status Fail(cl_int err, const char* what) {
+  return Status::Error(err, std::string(what) + " failed with " + std::to_string(err));
+}
+
+std::string PlatformString(cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  clGetPlatformInfo(p, what, 0, nullptr, &n);
+  std::string s(n, '\0');
+  clGetPlatformInfo(p, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+struct CallbackBox {
+  CompletionFn fn;
+};
+
+void CL_CALLBACK CompletionTrampoline(cl_event e, cl_int status, void* user) {
+  auto* box = static_cast<CallbackBox*>(user);
+  box->fn(status);
+  delete box;
+  clReleaseEvent(e);
+}
+
+class OpenCLBackend final : public Backend {
+ public:
+  OpenCLBackend(cl_platform_id platform, std::vector<cl_device_id> devices)
+      : platform_(platform), devices_(std::move(devices)) {
+    std::string pname = PlatformString(platform_, CL_PLATFORM_NAME);
+    for (cl_device_id d : devices_) {
+      DeviceDesc desc;
+      desc.platform = pname;
+      // Ask every standard device query (and NVIDIA's 0x4000 block); keep what answers.
+      auto probe = [&](uint32_t param) {
+        size_t n = 0;
+        if (clGetDeviceInfo(d, param, 0, nullptr, &n) != CL_SUCCESS || n > proto::kMaxInfoBytes)
+          return;
+        std::vector<uint8_t> raw(n);
+        if (clGetDeviceInfo(d, param, n, raw.data(), nullptr) != CL_SUCCESS) return;
+        auto kind = proto::InfoKindOf(proto::InfoFamily::Device, param);
+        if (kind == proto::InfoKind::Local) return;
+        std::vector<uint8_t> enc;
+        proto::Writer w(&enc);
+        proto::EncodeInfo(kind, raw.data(), raw.size(), w);
+        desc.encoded_info.emplace_back(param, std::move(enc));
+        if (param == CL_DEVICE_NAME) desc.name.assign(raw.begin(), std::find(raw.begin(), raw.end(), 0));
+        if (param == CL_DEVICE_TYPE) std::memcpy(&desc.type, raw.data(), 8);
+        if (param == CL_DEVICE_GLOBAL_MEM_SIZE) std::memcpy(&desc.global_mem, raw.data(), 8);
+        if (param == CL_DEVICE_MAX_COMPUTE_UNITS) std::memcpy(&desc.compute_units, raw.data(), 4);
+      };
+      for (uint32_t p = 0x1000; p < 0x1080; ++p) probe(p);
+      for (uint32_t p = 0x4000; p < 0x4010; ++p) probe(p);
+      descs_.push_back(std::move(desc));
+    }
+  }
+
+  const std::vector<DeviceDesc>& Devices() const override { return descs_; }
+
+  Status DeviceInfo(int device, uint32_t param, std::vector<uint8_t>* raw) override {
+    if (device < 0 || device >= static_cast<int>(devices_.size()))
+      return Status::Error(CL_INVALID_DEVICE, "no such device");
+    return Query(raw, [&](size_t n, void* v, size_t* r) {
+      return clGetDeviceInfo(devices_[device], param, n, v, r);
+    });
+  }
+
+  Result<BkContext*> CreateContext(std::span<const int> devices) override {
+    auto ids = Ids(devices);
+    if (ids.empty()) return Status::Error(CL_INVALID_DEVICE, "no valid device for the context");
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     reinterpret_cast<cl_context_properties>(platform_), 0};
+    cl_int err;
+    cl_context c = clCreateContext(props, ids.size(), ids.data(), nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateContext");
+    return Wrap<BkContext>(c);
+  }
+
+  Result<BkQueue*> CreateQueue(BkContext* ctx, int device, uint64_t properties) override {
+    if (device < 0 || device >= static_cast<int>(devices_.size()))
+      return Status::Error(CL_INVALID_DEVICE, "no such device");
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(C(ctx), devices_[device], properties, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateCommandQueue");
+    return Wrap<BkQueue>(q);
+  }
+
+  Result<BkMem*> CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
+                              const std::vector<uint8_t>* init) override {
+    cl_int err;
+    bool copy = init && !init->empty();
+    cl_mem m = clCreateBuffer(C(ctx), flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), size,
+                              copy ? const_cast<uint8_t*>(init->data()) : nullptr, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateBuffer");
+    return Wrap<BkMem>(m);
+  }
+
+  Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
+                                 size_t size) override {
+    cl_buffer_region region{origin, size};
+    cl_int err;
+    cl_mem m = clCreateSubBuffer(M(parent), flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateSubBuffer");
+    return Wrap<BkMem>(m);
+  }
+
+  Result<BkProgram*> CreateProgramWithSource(BkContext* ctx, std::string_view src) override {
+    const char* s = src.data();
+    size_t len = src.size();
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(C(ctx), 1, &s, &len, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateProgramWithSource");
+    return Wrap<BkProgram>(p);
+  }
+
+  Result<BkProgram*> CreateProgramWithBinary(BkContext* ctx, std::span<const int> devices,
+                                             const std::vector<std::string>& binaries,
+                                             std::vector<int32_t>* binary_status) override {
+    auto ids = Ids(devices);
+    if (ids.size() != binaries.size() || ids.empty())
+      return Status::Error(CL_INVALID_DEVICE, "binary count does not match devices");
+    std::vector<size_t> lens;
+    std::vector<const unsigned char*> ptrs;
+    for (const auto& b : binaries) {
+      lens.push_back(b.size());
+      ptrs.push_back(reinterpret_cast<const unsigned char*>(b.data()));
+    }
+    std::vector<cl_int> st(ids.size(), CL_SUCCESS);
+    cl_int err;
+    cl_program p = clCreateProgramWithBinary(C(ctx), ids.size(), ids.data(), lens.data(),
+                                             ptrs.data(), st.data(), &err);
+    binary_status->assign(st.begin(), st.end());
+    if (err != CL_SUCCESS) return Fail(err, "clCreateProgramWithBinary");
+    return Wrap<BkProgram>(p);
+  }
+
+  Status BuildProgram(BkProgram* p, std::span<const int> devices,
+                      const std::string& options) override {
+    auto ids = Ids(devices);
+    cl_int err = clBuildProgram(P(p), ids.size(), ids.empty() ? nullptr : ids.data(),
+                                options.c_str(), nullptr, nullptr);
+    return err == CL_SUCCESS ? Status::Ok() : Fail(err, "clBuildProgram");
+  }
+
+  Status CompileProgram(BkProgram* p, std::span<const int> devices, const std::string& options,
+                        std::span<BkProgram* const> headers,
+                        const std::vector<std::string>& header_names) override {
+    auto ids = Ids(devices);
+    std::vector<cl_program> hs;
+    std::vector<const char*> names;
+    for (size_t i = 0; i < headers.size(); ++i) {
+      hs.push_back(P(headers[i]));
+      names.push_back(header_names[i].c_str());
+    }
+    cl_int err = clCompileProgram(P(p), ids.size(), ids.empty() ? nullptr : ids.data(),
+                                  options.c_str(), hs.size(), hs.empty() ? nullptr : hs.data(),
+                                  names.empty() ? nullptr : names.data(), nullptr, nullptr);
+    return err == CL_SUCCESS ? Status::Ok() : Fail(err, "clCompileProgram");
+  }
+
+  Result<BkProgram*> LinkProgram(BkContext* ctx, std::span<const int> devices,
+                                 const std::string& options,
+                                 std::span<BkProgram* const> inputs) override {
+    auto ids = Ids(devices);
+    std::vector<cl_program> in;
+    for (auto* i : inputs) in.push_back(P(i));
+    cl_int err;
+    cl_program p = clLinkProgram(C(ctx), ids.size(), ids.empty() ? nullptr : ids.data(),
+                                 options.c_str(), in.size(), in.data(), nullptr, nullptr, &err);
+    if (p == nullptr) return Fail(err, "clLinkProgram");
+    // A program object may come back with a failed link; the caller reads the log.
+    if (err != CL_SUCCESS) {
+      clReleaseProgram(p);
+      return Fail(err, "clLinkProgram");
+    }
+    return Wrap<BkProgram>(p);
+  }
+
+  Result<std::vector<KernelDesc>> KernelsOf(BkProgram* p) override {
+    std::vector<KernelDesc> out;
+    size_t n = 0;
+    if (clGetProgramInfo(P(p), CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n) != CL_SUCCESS)
+      return out;  // not executable for any device: no kernels
+    std::string names(n, '\0');
+    clGetProgramInfo(P(p), CL_PROGRAM_KERNEL_NAMES, n, names.data(), nullptr);
+    while (!names.empty() && names.back() == '\0') names.pop_back();
+    size_t start = 0;
+    while (start < names.size()) {
+      size_t end = names.find(';', start);
+      if (end == std::string::npos) end = names.size();
+      KernelDesc kd;
+      kd.name = names.substr(start, end - start);
+      cl_int err;
+      cl_kernel k = clCreateKernel(P(p), kd.name.c_str(), &err);
+      if (err == CL_SUCCESS) {
+        clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(cl_uint), &kd.num_args, nullptr);
+        clReleaseKernel(k);
+        if (!kd.name.empty()) out.push_back(kd);
+      }
+      start = end + 1;
+    }
+    return out;
+  }
+
+  Result<BkKernel*> CreateKernel(BkProgram* p, const std::string& name) override {
+    cl_int err;
+    cl_kernel k = clCreateKernel(P(p), name.c_str(), &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateKernel");
+    return Wrap<BkKernel>(k);
+  }
+
+  Status GetInfo(proto::InfoFamily family, void* obj, int device, uint32_t aux, uint32_t param,
+                 std::vector<uint8_t>* raw) override {
+    cl_device_id dev = (device >= 0 && device < static_cast<int>(devices_.size()))
+                           ? devices_[device]
+                           : nullptr;
+    using F = proto::InfoFamily;
+    switch (family) {
+      case F::Program:
+        return Query(raw, [&](size_t n, void* v, size_t* r) {
+          return clGetProgramInfo(static_cast<cl_program>(obj), param, n, v, r);
+        });
+      case F::ProgramBuild:
+        return Query(raw, [&](size_t n, void* v, size_t* r) {
+          return clGetProgramBuildInfo(static_cast<cl_program>(obj), dev, param, n, v, r);
+        });
+      case F::Kernel:
+        return Query(raw, [&](size_t n, void* v, size_t* r) {
+          return clGetKernelInfo(static_cast<cl_kernel>(obj), param, n, v, r);
+        });
+      case F::KernelWorkGroup:
+        return Query(raw, [&](size_t n, void* v, size_t* r) {
+          return clGetKernelWorkGroupInfo(static_cast<cl_kernel>(obj), dev, param, n, v, r);
+        });
+      case F::KernelArg:
+        return Query(raw, [&](size_t n, void* v, size_t* r) {
+          return clGetKernelArgInfo(static_cast<cl_kernel>(obj), aux, param, n, v, r);
+        });
+      case F::Event:
+        return Query(raw, [&](size_t n, void* v, size_t* r) {
+          return clGetEventInfo(static_cast<cl_event>(obj), param, n, v, r);
+        });
+      default:
+        return Status::Error(CL_INVALID_VALUE, "query family not served remotely");
+    }
+  }
+
+  Result<ProfilingTimes> Profiling(BkEvent* e) override {
+    ProfilingTimes t;
+    cl_int err = clGetEventProfilingInfo(E(e), CL_PROFILING_COMMAND_QUEUED, 8, &t.queued, nullptr);
+    if (err != CL_SUCCESS) return Fail(err, "clGetEventProfilingInfo");
+    clGetEventProfilingInfo(E(e), CL_PROFILING_COMMAND_SUBMIT, 8, &t.submit, nullptr);
+    clGetEventProfilingInfo(E(e), CL_PROFILING_COMMAND_START, 8, &t.start, nullptr);
+    clGetEventProfilingInfo(E(e), CL_PROFILING_COMMAND_END, 8, &t.end, nullptr);
+    return t;
+  }
+
+  Result<BkEvent*> Write(BkQueue* q, BkMem* m, size_t offset, Bytes data,
+                         WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueWriteBuffer(Q(q), M(m), CL_FALSE, offset, data->size(), data->data(),
+                                      w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueWriteBuffer");
+    KeepAlive(ev, std::move(data));
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
+                        WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueReadBuffer(Q(q), M(m), CL_FALSE, offset, size, dst->data(), w.size(),
+                                     w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBuffer");
+    KeepAlive(ev, std::move(dst));
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off, size_t dst_off,
+                        size_t size, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueCopyBuffer(Q(q), M(src), M(dst), src_off, dst_off, size, w.size(),
+                                     w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueCopyBuffer");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> WriteRect(BkQueue* q, BkMem* m, const Rect& r, Bytes data,
+                             WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueWriteBufferRect(
+        Q(q), M(m), CL_FALSE, r.buffer_origin, r.host_origin, r.region, r.buffer_row_pitch,
+        r.buffer_slice_pitch, r.host_row_pitch, r.host_slice_pitch, data->data(), w.size(),
+        w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueWriteBufferRect");
+    KeepAlive(ev, std::move(data));
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> ReadRect(BkQueue* q, BkMem* m, const Rect& r, Bytes dst,
+                            WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueReadBufferRect(
+        Q(q), M(m), CL_FALSE, r.buffer_origin, r.host_origin, r.region, r.buffer_row_pitch,
+        r.buffer_slice_pitch, r.host_row_pitch, r.host_slice_pitch, dst->data(), w.size(),
+        w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBufferRect");
+    KeepAlive(ev, std::move(dst));
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> CopyRect(BkQueue* q, BkMem* src, BkMem* dst, const Rect& s, const Rect& d,
+                            WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueCopyBufferRect(Q(q), M(src), M(dst), s.buffer_origin, d.buffer_origin,
+                                         s.region, s.buffer_row_pitch, s.buffer_slice_pitch,
+                                         d.buffer_row_pitch, d.buffer_slice_pitch, w.size(),
+                                         w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueCopyBufferRect");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Fill(BkQueue* q, BkMem* m, const std::vector<uint8_t>& pattern, size_t offset,
+                        size_t size, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueFillBuffer(Q(q), M(m), pattern.data(), pattern.size(), offset, size,
+                                     w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueFillBuffer");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Launch(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
+                          const NDRange& range, WaitList waits) override {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto& a = args[i];
+      cl_int err = CL_SUCCESS;
+      switch (a.kind) {
+        case KernelArgValue::Kind::Bytes:
+          err = clSetKernelArg(K(k), i, a.bytes.size(), a.bytes.data());
+          break;
+        case KernelArgValue::Kind::Mem: {
+          cl_mem m = M(a.mem);
+          err = clSetKernelArg(K(k), i, sizeof(cl_mem), &m);
+          break;
+        }
+        case KernelArgValue::Kind::Local:
+          err = clSetKernelArg(K(k), i, a.local_size, nullptr);
+          break;
+      }
+      if (err != CL_SUCCESS)
+        return Status::Error(err, "clSetKernelArg(" + std::to_string(i) + ") failed with " +
+                                      std::to_string(err));
+    }
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueNDRangeKernel(Q(q), K(k), range.dims,
+                                        range.has_offset ? range.offset : nullptr, range.global,
+                                        range.has_local ? range.local : nullptr, w.size(),
+                                        w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueNDRangeKernel");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Marker(BkQueue* q, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueMarkerWithWaitList(Q(q), w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueMarkerWithWaitList");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Barrier(BkQueue* q, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err =
+        clEnqueueBarrierWithWaitList(Q(q), w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueBarrierWithWaitList");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,
+                           WaitList waits) override {
+    std::vector<cl_mem> ms;
+    for (auto* m : mems) ms.push_back(M(m));
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueMigrateMemObjects(Q(q), ms.size(), ms.data(), flags, w.size(),
+                                            w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueMigrateMemObjects");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Status Flush(BkQueue* q) override {
+    cl_int err = clFlush(Q(q));
+    return err == CL_SUCCESS ? Status::Ok() : Fail(err, "clFlush");
+  }
+  Status Finish(BkQueue* q) override {
+    cl_int err = clFinish(Q(q));
+    return err == CL_SUCCESS ? Status::Ok() : Fail(err, "clFinish");
+  }
+
+  Result<BkEvent*> CreateUserEvent(BkContext* ctx) override {
+    cl_int err;
+    cl_event e = clCreateUserEvent(C(ctx), &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateUserEvent");
+    return Wrap<BkEvent>(e);
+  }
+  Status SetUserEventStatus(BkEvent* e, int32_t status) override {
+    cl_int err = clSetUserEventStatus(E(e), status);
+    return err == CL_SUCCESS ? Status::Ok() : Fail(err, "clSetUserEventStatus");
+  }
+  Result<BkEvent*> FailedEvent(BkContext* ctx, int32_t code) override {
+    auto e = CreateUserEvent(ctx);
+    if (!e.ok()) return e;
+    clSetUserEventStatus(E(*e), code < 0 ? code : CL_OUT_OF_RESOURCES);
+    return e;
+  }
+
+  void OnComplete(BkEvent* e, CompletionFn fn) override {
+    clRetainEvent(E(e));
+    auto* box = new CallbackBox{std::move(fn)};
+    if (clSetEventCallback(E(e), CL_COMPLETE, CompletionTrampoline, box) != CL_SUCCESS) {
+      cl_int st = CL_OUT_OF_RESOURCES;
+      clGetEventInfo(E(e), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr);
+      box->fn(st);
+      delete box;
+      clReleaseEvent(E(e));
+    }
+  }
+
+  void Release(proto::ObjType type, void* h) override {
+    using T = proto::ObjType;
+    switch (type) {
+      case T::Context: clReleaseContext(static_cast<cl_context>(h)); break;
+      case T::Queue: clReleaseCommandQueue(static_cast<cl_command_queue>(h)); break;
+      case T::Mem: clReleaseMemObject(static_cast<cl_mem>(h)); break;
+      case T::Program: clReleaseProgram(static_cast<cl_program>(h)); break;
+      case T::Kernel: clReleaseKernel(static_cast<cl_kernel>(h)); break;
+      case T::Event: clReleaseEvent(static_cast<cl_event>(h)); break;
+      default: break;
+    }
+  }
+
+ private:
+  template <typename Fn>
+  static Status Query(std::vector<uint8_t>* raw, Fn fn) {
+    size_t n = 0;
+    cl_int err = fn(0, nullptr, &n);
+    if (err != CL_SUCCESS) return Status::Error(err, "query failed with " + std::to_string(err));
+    if (n > proto::kMaxInfoBytes * 16) return Status::Error(CL_OUT_OF_RESOURCES, "answer too large");
+    raw->resize(n);
+    err = fn(n, raw->data(), nullptr);
+    if (err != CL_SUCCESS) return Status::Error(err, "query failed with " + std::to_string(err));
+    return Status::Ok();
+  }
+
+  std::vector<cl_device_id> Ids(std::span<const int> devices) const {
+    std::vector<cl_device_id> ids;
+    for (int d : devices)
+      if (d >= 0 && d < static_cast<int>(devices_.size())) ids.push_back(devices_[d]);
+    return ids;
+  }
+
+  static std::vector<cl_event> Waits(WaitList waits) {
+    std::vector<cl_event> w;
+    w.reserve(waits.size());
+    for (auto* e : waits) w.push_back(E(e));
+    return w;
+  }
+
+  // Host memory of a non-blocking transfer must live until the command completes.
+  void KeepAlive(cl_event ev, Bytes data) {
+    OnComplete(Wrap<BkEvent>(ev), [data = std::move(data)](int32_t) {});
+  }
+
+  cl_platform_id platform_;
+  std::vector<cl_device_id> devices_;
+  std::vector<DeviceDesc> descs_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> OpenOpenCLBackend(const std::string& filter) {
+  cl_uint n = 0;
+  if (clGetPlatformIDs(0, nullptr, &n) != CL_SUCCESS || n == 0)
+    return Status::Error(CL_DEVICE_NOT_FOUND, "no OpenCL platform found");
+  std::vector<cl_platform_id> ps(n);
+  clGetPlatformIDs(n, ps.data(), nullptr);
+  cl_platform_id best = nullptr;
+  std::vector<cl_device_id> best_devs;
+  int best_rank = -1;
+  std::string seen;
+  for (cl_platform_id p : ps) {
+    std::string name = PlatformString(p, CL_PLATFORM_NAME);
+    seen += (seen.empty() ? "" : ", ") + name;
+    if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+    if (name == "rgpu") continue;  // never serve our own ICD back to ourselves
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+    std::vector<cl_device_id> ds(nd);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ds.data(), nullptr);
+    cl_uint ngpu = 0;
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR, 0, nullptr, &ngpu);
+    int rank = ngpu > 0 ? 2 : 1;  // a GPU platform before a CPU-only one (PoCL)
+    if (rank > best_rank) {
+      best_rank = rank;
+      best = p;
+      best_devs = ds;
+    }
+  }
+  if (!best)
+    return Status::Error(CL_DEVICE_NOT_FOUND, "no OpenCL platform with devices matches '" +
+                                                  filter + "' (platforms: " + seen + ")");
+  return std::unique_ptr<Backend>(new OpenCLBackend(best, std::move(best_devs)));
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,1086 @@
+#include "server/session.h"
+
+#include <CL/cl.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "proto/info.h"
+#include "server/server.h"
+
+namespace rgpu::server {
+
+using proto::FrameHeader;
+using proto::ObjType;
+using proto::Op;
+using proto::Reader;
+using proto::Writer;
+
+// ---------------------------------------------------------------- Outbox
+
+void Outbox::Push(FrameHeader h, std::vector<uint8_t> body) {
+  std::lock_guard lk(mu_);
+  if (closed_) return;
+  control_.push_back(Frame{h, std::move(body), nullptr, 0, 0});
+  cv_.notify_one();
+}
+
+void Outbox::PushBulk(FrameHeader h, std::vector<uint8_t> prefix, Bytes data, size_t off,
+                      size_t len) {
+  std::lock_guard lk(mu_);
+  if (closed_) return;
+  bulk_.push_back(Frame{h, std::move(prefix), std::move(data), off, len});
+  cv_.notify_one();
+}
+
+void Outbox::Run() {
+  for (;;) {
+    Frame f;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return closed_ || !control_.empty() || !bulk_.empty(); });
+      if (!control_.empty()) {
+        f = std::move(control_.front());
+        control_.pop_front();
+      } else if (!bulk_.empty()) {
+        f = std::move(bulk_.front());
+        bulk_.pop_front();
+      } else {
+        return;  // closed and drained
+      }
+    }
+    f.h.body_len = static_cast<uint32_t>(f.body.size() + f.len);
+    Status s = stream_->SendFrame(f.h, f.body.data(), f.body.size(),
+                                  f.bulk ? f.bulk->data() + f.off : nullptr, f.len);
+    if (!s.ok()) {
+      std::lock_guard lk(mu_);
+      closed_ = true;
+      control_.clear();
+      bulk_.clear();
+      return;
+    }
+  }
+}
+
+void Outbox::Close() {
+  std::lock_guard lk(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+namespace {
+
+std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fields) {
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.i32(s.ok() ? CL_SUCCESS : s.code());
+  w.str(s.ok() ? std::string_view() : std::string_view(s.message()));
+  w.raw(fields.data(), fields.size());
+  return body;
+}
+
+void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
+               const std::vector<uint8_t>& fields = {}) {
+  if (tag == 0) return;
+  out.Push(FrameHeader{0, op, proto::kFlagReply, tag}, ReplyBody(s, fields));
+}
+
+int32_t ErrorFor(ObjType t) {
+  switch (t) {
+    case ObjType::Context: return CL_INVALID_CONTEXT;
+    case ObjType::Queue: return CL_INVALID_COMMAND_QUEUE;
+    case ObjType::Mem: return CL_INVALID_MEM_OBJECT;
+    case ObjType::Program: return CL_INVALID_PROGRAM;
+    case ObjType::Kernel: return CL_INVALID_KERNEL;
+    case ObjType::Event: return CL_INVALID_EVENT;
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+bool IsEnqueue(uint16_t op) {
+  switch (static_cast<Op>(op)) {
+    case Op::WriteBuffer:
+    case Op::ReadBuffer:
+    case Op::CopyBuffer:
+    case Op::WriteBufferRect:
+    case Op::ReadBufferRect:
+    case Op::CopyBufferRect:
+    case Op::FillBuffer:
+    case Op::NDRangeKernel:
+    case Op::Marker:
+    case Op::Barrier:
+    case Op::MigrateMemObjects:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void ReadTriple(Reader& r, size_t v[3]) {
+  for (int i = 0; i < 3; ++i) v[i] = static_cast<size_t>(r.u64());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Session
+
+Session::Session(Server* server, uint64_t id, std::unique_ptr<proto::Stream> stream,
+                 std::string peer)
+    : server_(server), id_(id), stream_(std::move(stream)), peer_(std::move(peer)) {
+  outbox_ = std::make_shared<Outbox>(stream_.get());
+  writer_ = std::thread([ob = outbox_] { ob->Run(); });
+}
+
+Session::~Session() {
+  outbox_->Close();
+  if (writer_.joinable()) writer_.join();
+}
+
+void Session::Serve() {
+  std::string reason = "client closed the connection";
+  std::vector<uint8_t> body;
+  for (;;) {
+    FrameHeader h;
+    Status s = stream_->RecvFrame(&h, &body, server_->options().max_frame);
+    if (!s.ok()) {
+      if (s.is_protocol()) reason = s.message();
+      break;
+    }
+    stats_.bytes_in += proto::kHeaderSize + body.size();
+    Reader r(body.data(), body.size());
+    s = Dispatch(h, r);
+    if (!s.ok() && s.is_protocol()) {
+      reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
+      // Tell the client why before hanging up.
+      std::vector<uint8_t> nb;
+      Writer w(&nb);
+      w.str(reason);
+      Notify(Op::Goodbye, 0, std::move(nb));
+      break;
+    }
+    if (static_cast<Op>(h.op) == Op::Goodbye) break;
+  }
+  size_t objects = objects_.size();
+  ReleaseAll();
+  spdlog::info("session {} end: {} ({}), {} commands, {} objects released", id_, peer_, reason,
+               stats_.commands.load(), objects);
+  outbox_->Close();
+  stream_->Shutdown();
+  if (writer_.joinable()) writer_.join();
+}
+
+Status Session::Dispatch(const FrameHeader& h, Reader& r) {
+  ++stats_.commands;
+  server_->CountCommand();
+  if (!hello_done_ && static_cast<Op>(h.op) != Op::Hello)
+    return Status::Protocol("the first frame must be Hello");
+  if (h.flags != 0) return Status::Protocol("requests carry no flags");
+  if (IsEnqueue(h.op)) return Enqueue(h, r);
+  switch (static_cast<Op>(h.op)) {
+    case Op::Hello: return Hello(h, r);
+    case Op::Goodbye: return Status::Ok();
+    case Op::CreateContext: return CreateContext(r);
+    case Op::CreateQueue: return CreateQueue(r);
+    case Op::CreateBuffer: return CreateBuffer(r);
+    case Op::CreateSubBuffer: return CreateSubBuffer(r);
+    case Op::CreateProgramWithSource: return CreateProgramWithSource(r);
+    case Op::CreateProgramWithBinary: return CreateProgramWithBinary(h, r);
+    case Op::BuildProgram: return BuildProgram(h, r);
+    case Op::CompileProgram: return CompileProgram(h, r);
+    case Op::LinkProgram: return LinkProgram(h, r);
+    case Op::CreateKernel: return CreateKernel(r);
+    case Op::SetKernelArg: return SetKernelArg(r);
+    case Op::CreateUserEvent: return CreateUserEvent(r);
+    case Op::SetUserEventStatus: return SetUserEventStatus(r);
+    case Op::Release: return Release(r);
+    case Op::GetInfo: return GetInfo(h, r);
+    case Op::GetEventProfiling: return GetEventProfiling(h, r);
+    case Op::PutData: return PutData(r);
+    case Op::Flush: return Flush(r);
+    case Op::Finish: return Finish(h, r);
+    case Op::WaitEvents: return WaitEvents(h, r);
+    case Op::WatchEvent: return WatchEvent(r);
+    case Op::Stats: return Stats(h, r);
+    default:
+      return Status::Protocol("unknown op " + std::to_string(h.op));
+  }
+}
+
+void Session::Reply(const FrameHeader& req, const Status& s, const std::vector<uint8_t>& fields) {
+  SendReply(*outbox_, req.op, req.tag, s, fields);
+}
+
+void Session::Notify(Op op, uint64_t tag, std::vector<uint8_t> body) {
+  outbox_->Push(FrameHeader{0, static_cast<uint16_t>(op), proto::kFlagNotify, tag},
+                std::move(body));
+}
+
+void Session::AsyncFailure(Op op, uint64_t id, const Status& s) {
+  spdlog::debug("session {}: {} failed: {}", id_, proto::OpName(static_cast<uint16_t>(op)),
+                s.ToString());
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u16(static_cast<uint16_t>(op));
+  w.u64(id);
+  w.i32(s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
+  w.str(s.message());
+  Notify(Op::AsyncError, 0, std::move(body));
+}
+
+Result<Session::Entry*> Session::Lookup(uint64_t id, ObjType type) {
+  auto it = objects_.find(id);
+  if (it == objects_.end() || it->second.type != type)
+    return Status::Error(ErrorFor(type), std::string("no ") + proto::ObjTypeName(type) +
+                                             " with id " + std::to_string(id) + " in this session");
+  return &it->second;
+}
+
+Status Session::Insert(uint64_t id, Entry e) {
+  if (id == 0) return Status::Protocol("object id 0 is reserved");
+  if (objects_.size() >= server_->options().max_objects_per_session)
+    return Status::Protocol("too many objects in one session");
+  auto [it, inserted] = objects_.try_emplace(id, std::move(e));
+  if (!inserted) return Status::Protocol("object id " + std::to_string(id) + " already in use");
+  ++live_objects_;
+  server_->CountObjects(+1);
+  return Status::Ok();
+}
+
+void Session::ReleaseEntry(uint64_t id, Entry& e) {
+  server_->backend().Release(e.type, e.handle);
+  --live_objects_;
+  server_->CountObjects(-1);
+}
+
+void Session::ReleaseAll() {
+  // Fail the user events nobody will ever set, so that the commands waiting on them end,
+  // then let every queue drain before the memory it may be using goes away.
+  for (auto& [id, e] : objects_)
+    if (e.type == ObjType::Event && e.is_user_event)
+      server_->backend().SetUserEventStatus(static_cast<BkEvent*>(e.handle),
+                                            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  for (auto& [id, e] : objects_)
+    if (e.type == ObjType::Queue) server_->backend().Finish(static_cast<BkQueue*>(e.handle));
+  for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Mem,
+                    ObjType::Queue, ObjType::Context}) {
+    for (auto it = objects_.begin(); it != objects_.end();) {
+      if (it->second.type == t) {
+        ReleaseEntry(it->first, it->second);
+        it = objects_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  staging_.clear();
+  staging_.shrink_to_fit();
+}
+
+// ---------------------------------------------------------------- handlers
+
+Status Session::Hello(const FrameHeader& h, Reader& r) {
+  if (hello_done_) return Status::Protocol("Hello sent twice");
+  uint32_t magic = r.u32();
+  uint16_t version = r.u16();
+  r.u16();
+  std::string token = r.str(4096);
+  client_name_ = r.str(256);
+  if (!r.ok() || magic != proto::kMagic) return Status::Protocol("bad Hello");
+  if (version != proto::kVersion) {
+    Reply(h, Status::Error(CL_INVALID_OPERATION,
+                           "protocol version " + std::to_string(version) +
+                               " not supported (server speaks " +
+                               std::to_string(proto::kVersion) + ")"));
+    return Status::Protocol("version mismatch");
+  }
+  Status auth = server_->Authenticate(token);
+  if (!auth.ok()) {
+    Reply(h, auth);
+    return Status::Protocol("authentication failed: " + auth.message());
+  }
+  hello_done_ = true;
+  spdlog::info("session {} start: {} ({})", id_, peer_, client_name_);
+  std::vector<uint8_t> f;
+  Writer w(&f);
+  w.u16(proto::kVersion);
+  w.u64(id_);
+  w.str(server_->name());
+  const auto& devs = server_->backend().Devices();
+  w.u32(static_cast<uint32_t>(devs.size()));
+  for (const auto& d : devs) {
+    w.u32(static_cast<uint32_t>(d.encoded_info.size()));
+    for (const auto& [param, enc] : d.encoded_info) {
+      w.u32(param);
+      w.raw(enc.data(), enc.size());
+    }
+  }
+  Reply(h, Status::Ok(), f);
+  return Status::Ok();
+}
+
+Status Session::CreateContext(Reader& r) {
+  uint64_t id = r.u64();
+  uint32_t n = r.count(64, 4);
+  std::vector<int> devs;
+  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
+  if (!r.done()) return Status::Protocol("malformed CreateContext");
+  auto ctx = server_->backend().CreateContext(devs);
+  if (!ctx.ok()) {
+    AsyncFailure(Op::CreateContext, id, ctx.status());
+    return Status::Ok();
+  }
+  Entry e;
+  e.type = ObjType::Context;
+  e.handle = *ctx;
+  e.devices = devs;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Context, *ctx);
+  return s;
+}
+
+Status Session::CreateQueue(Reader& r) {
+  uint64_t id = r.u64(), ctx_id = r.u64();
+  int dev = static_cast<int>(r.u32());
+  uint64_t props = r.u64();
+  if (!r.done()) return Status::Protocol("malformed CreateQueue");
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return AsyncFailure(Op::CreateQueue, id, ctx.status()), Status::Ok();
+  auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), dev, props);
+  if (!q.ok()) return AsyncFailure(Op::CreateQueue, id, q.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Queue;
+  e.handle = *q;
+  e.parent = ctx_id;
+  e.device = dev;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Queue, *q);
+  return s;
+}
+
+Result<Bytes> Session::TakeBlob(Reader& r) {
+  uint64_t total = r.u64();
+  size_t tail_len = 0;
+  const uint8_t* tail = r.rest(&tail_len);
+  if (!r.ok() || staging_.size() + tail_len != total)
+    return Status::Protocol("data length " + std::to_string(total) + " does not match the " +
+                            std::to_string(staging_.size() + tail_len) + " bytes sent");
+  auto blob = std::make_shared<std::vector<uint8_t>>(std::move(staging_));
+  staging_ = {};
+  blob->insert(blob->end(), tail, tail + tail_len);
+  return blob;
+}
+
+Status Session::PutData(Reader& r) {
+  size_t n = 0;
+  const uint8_t* p = r.rest(&n);
+  if (staging_.size() + n > server_->options().max_staging_bytes)
+    return Status::Protocol("staged data exceeds the per-session limit");
+  staging_.insert(staging_.end(), p, p + n);
+  return Status::Ok();
+}
+
+Status Session::CreateBuffer(Reader& r) {
+  uint64_t id = r.u64(), ctx_id = r.u64(), flags = r.u64(), size = r.u64();
+  auto blob = TakeBlob(r);
+  if (!blob.ok()) return blob.status();
+  if (!(*blob)->empty() && (*blob)->size() != size)
+    return Status::Protocol("initial data does not match the buffer size");
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return AsyncFailure(Op::CreateBuffer, id, ctx.status()), Status::Ok();
+  auto m = server_->backend().CreateBuffer(static_cast<BkContext*>((*ctx)->handle), flags, size,
+                                           blob->get());
+  if (!m.ok()) return AsyncFailure(Op::CreateBuffer, id, m.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Mem;
+  e.handle = *m;
+  e.parent = ctx_id;
+  e.size = size;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Mem, *m);
+  return s;
+}
+
+Status Session::CreateSubBuffer(Reader& r) {
+  uint64_t id = r.u64(), parent_id = r.u64(), flags = r.u64(), origin = r.u64(), size = r.u64();
+  if (!r.done()) return Status::Protocol("malformed CreateSubBuffer");
+  auto parent = Lookup(parent_id, ObjType::Mem);
+  if (!parent.ok()) return AsyncFailure(Op::CreateSubBuffer, id, parent.status()), Status::Ok();
+  auto m = server_->backend().CreateSubBuffer(static_cast<BkMem*>((*parent)->handle), flags,
+                                              origin, size);
+  if (!m.ok()) return AsyncFailure(Op::CreateSubBuffer, id, m.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Mem;
+  e.handle = *m;
+  e.parent = (*parent)->parent;
+  e.size = size;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Mem, *m);
+  return s;
+}
+
+Status Session::CreateProgramWithSource(Reader& r) {
+  uint64_t id = r.u64(), ctx_id = r.u64();
+  std::string_view src = r.bytes();
+  if (!r.done()) return Status::Protocol("malformed CreateProgramWithSource");
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return AsyncFailure(Op::CreateProgramWithSource, id, ctx.status()), Status::Ok();
+  auto p = server_->backend().CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle), src);
+  if (!p.ok()) return AsyncFailure(Op::CreateProgramWithSource, id, p.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Program;
+  e.handle = *p;
+  e.parent = ctx_id;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Program, *p);
+  return s;
+}
+
+Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
+  uint64_t id = r.u64(), ctx_id = r.u64();
+  uint32_t n = r.count(64, 8);
+  std::vector<int> devs;
+  std::vector<std::string> bins;
+  for (uint32_t i = 0; i < n; ++i) {
+    devs.push_back(static_cast<int>(r.u32()));
+    bins.push_back(r.str());
+  }
+  if (!r.done()) return Status::Protocol("malformed CreateProgramWithBinary");
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
+  std::vector<int32_t> st;
+  auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle),
+                                                      devs, bins, &st);
+  std::vector<uint8_t> f;
+  Writer w(&f);
+  w.u32(static_cast<uint32_t>(st.size()));
+  for (int32_t v : st) w.i32(v);
+  if (!p.ok()) return Reply(h, p.status(), f), Status::Ok();
+  Entry e;
+  e.type = ObjType::Program;
+  e.handle = *p;
+  e.parent = ctx_id;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) {
+    server_->backend().Release(ObjType::Program, *p);
+    return s;
+  }
+  Reply(h, Status::Ok(), f);
+  return Status::Ok();
+}
+
+namespace {
+void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks) {
+  if (!ks.ok()) {
+    w.u32(0);
+    return;
+  }
+  w.u32(static_cast<uint32_t>(ks.value().size()));
+  for (const auto& k : ks.value()) {
+    w.str(k.name);
+    w.u32(k.num_args);
+  }
+}
+}  // namespace
+
+Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
+  uint64_t id = r.u64();
+  uint32_t n = r.count(64, 4);
+  std::vector<int> devs;
+  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
+  std::string options = r.str(65536);
+  if (!r.done()) return Status::Protocol("malformed BuildProgram");
+  auto p = Lookup(id, ObjType::Program);
+  if (!p.ok()) return Reply(h, p.status()), Status::Ok();
+  auto* prog = static_cast<BkProgram*>((*p)->handle);
+  Status s = server_->backend().BuildProgram(prog, devs, options);
+  std::vector<uint8_t> f;
+  Writer w(&f);
+  WriteKernels(w, server_->backend().KernelsOf(prog));
+  Reply(h, s, f);
+  return Status::Ok();
+}
+
+Status Session::CompileProgram(const FrameHeader& h, Reader& r) {
+  uint64_t id = r.u64();
+  uint32_t n = r.count(64, 4);
+  std::vector<int> devs;
+  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
+  std::string options = r.str(65536);
+  uint32_t nh = r.count(1024, 12);
+  std::vector<BkProgram*> headers;
+  std::vector<std::string> names;
+  Status lookup_err;
+  for (uint32_t i = 0; i < nh; ++i) {
+    uint64_t hid = r.u64();
+    names.push_back(r.str(4096));
+    auto hp = Lookup(hid, ObjType::Program);
+    if (!hp.ok()) lookup_err = hp.status();
+    else headers.push_back(static_cast<BkProgram*>((*hp)->handle));
+  }
+  if (!r.done()) return Status::Protocol("malformed CompileProgram");
+  auto p = Lookup(id, ObjType::Program);
+  if (!p.ok()) return Reply(h, p.status()), Status::Ok();
+  if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
+  Reply(h, server_->backend().CompileProgram(static_cast<BkProgram*>((*p)->handle), devs, options,
+                                             headers, names));
+  return Status::Ok();
+}
+
+Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
+  uint64_t id = r.u64(), ctx_id = r.u64();
+  uint32_t n = r.count(64, 4);
+  std::vector<int> devs;
+  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
+  std::string options = r.str(65536);
+  uint32_t np = r.count(1024, 8);
+  std::vector<BkProgram*> inputs;
+  Status lookup_err;
+  for (uint32_t i = 0; i < np; ++i) {
+    auto ip = Lookup(r.u64(), ObjType::Program);
+    if (!ip.ok()) lookup_err = ip.status();
+    else inputs.push_back(static_cast<BkProgram*>((*ip)->handle));
+  }
+  if (!r.done()) return Status::Protocol("malformed LinkProgram");
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
+  if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
+  auto p = server_->backend().LinkProgram(static_cast<BkContext*>((*ctx)->handle), devs, options,
+                                          inputs);
+  if (!p.ok()) return Reply(h, p.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Program;
+  e.handle = *p;
+  e.parent = ctx_id;
+  std::vector<uint8_t> f;
+  Writer w(&f);
+  WriteKernels(w, server_->backend().KernelsOf(*p));
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) {
+    server_->backend().Release(ObjType::Program, *p);
+    return s;
+  }
+  Reply(h, Status::Ok(), f);
+  return Status::Ok();
+}
+
+Status Session::CreateKernel(Reader& r) {
+  uint64_t id = r.u64(), prog_id = r.u64();
+  std::string name = r.str(4096);
+  if (!r.done()) return Status::Protocol("malformed CreateKernel");
+  auto p = Lookup(prog_id, ObjType::Program);
+  if (!p.ok()) return AsyncFailure(Op::CreateKernel, id, p.status()), Status::Ok();
+  auto k = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
+  if (!k.ok()) return AsyncFailure(Op::CreateKernel, id, k.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Kernel;
+  e.handle = *k;
+  e.parent = prog_id;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Kernel, *k);
+  return s;
+}
+
+Status Session::SetKernelArg(Reader& r) {
+  uint64_t id = r.u64();
+  uint32_t index = r.u32();
+  auto kind = static_cast<KernelArgValue::Kind>(r.u8());
+  KernelArgValue v;
+  v.kind = kind;
+  uint64_t mem_id = 0;
+  switch (kind) {
+    case KernelArgValue::Kind::Bytes: {
+      auto b = r.bytes(4096);
+      v.bytes.assign(b.begin(), b.end());
+      break;
+    }
+    case KernelArgValue::Kind::Mem:
+      mem_id = r.u64();
+      break;
+    case KernelArgValue::Kind::Local:
+      v.local_size = r.u64();
+      break;
+    default:
+      return Status::Protocol("unknown kernel argument kind");
+  }
+  if (!r.done() || index >= 1024) return Status::Protocol("malformed SetKernelArg");
+  auto k = Lookup(id, ObjType::Kernel);
+  if (!k.ok()) return AsyncFailure(Op::SetKernelArg, id, k.status()), Status::Ok();
+  Entry& e = **k;
+  if (e.args.size() <= index) {
+    e.args.resize(index + 1);
+    e.arg_mem_ids.resize(index + 1);
+  }
+  e.args[index] = std::move(v);
+  e.arg_mem_ids[index] = mem_id;
+  return Status::Ok();
+}
+
+Status Session::CreateUserEvent(Reader& r) {
+  uint64_t id = r.u64(), ctx_id = r.u64();
+  if (!r.done()) return Status::Protocol("malformed CreateUserEvent");
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return AsyncFailure(Op::CreateUserEvent, id, ctx.status()), Status::Ok();
+  auto ev = server_->backend().CreateUserEvent(static_cast<BkContext*>((*ctx)->handle));
+  if (!ev.ok()) return AsyncFailure(Op::CreateUserEvent, id, ev.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Event;
+  e.handle = *ev;
+  e.parent = ctx_id;
+  e.is_user_event = true;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) server_->backend().Release(ObjType::Event, *ev);
+  return s;
+}
+
+Status Session::SetUserEventStatus(Reader& r) {
+  uint64_t id = r.u64();
+  int32_t status = r.i32();
+  if (!r.done()) return Status::Protocol("malformed SetUserEventStatus");
+  auto e = Lookup(id, ObjType::Event);
+  if (!e.ok() || !(*e)->is_user_event)
+    return AsyncFailure(Op::SetUserEventStatus, 0,
+                        Status::Error(CL_INVALID_EVENT, "not a user event of this session")),
+           Status::Ok();
+  Status s = server_->backend().SetUserEventStatus(static_cast<BkEvent*>((*e)->handle), status);
+  if (!s.ok()) AsyncFailure(Op::SetUserEventStatus, 0, s);
+  return Status::Ok();
+}
+
+Status Session::Release(Reader& r) {
+  auto type = static_cast<ObjType>(r.u8());
+  uint64_t id = r.u64();
+  if (!r.done()) return Status::Protocol("malformed Release");
+  auto e = Lookup(id, type);
+  if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
+  ReleaseEntry(id, **e);
+  objects_.erase(id);
+  return Status::Ok();
+}
+
+Status Session::GetInfo(const FrameHeader& h, Reader& r) {
+  using F = proto::InfoFamily;
+  auto family = static_cast<F>(r.u8());
+  uint64_t id = r.u64();
+  uint32_t param = r.u32();
+  int32_t device = r.i32();
+  uint32_t aux = r.u32();
+  if (!r.done()) return Status::Protocol("malformed GetInfo");
+  std::vector<uint8_t> raw;
+  Status s;
+  if (family == F::Device) {
+    s = server_->backend().DeviceInfo(static_cast<int>(id), param, &raw);
+  } else {
+    ObjType t = family == F::Program || family == F::ProgramBuild ? ObjType::Program
+                : family == F::Event                              ? ObjType::Event
+                : family == F::Kernel || family == F::KernelWorkGroup || family == F::KernelArg
+                    ? ObjType::Kernel
+                    : ObjType::None;
+    auto e = Lookup(id, t);
+    if (!e.ok()) return Reply(h, e.status()), Status::Ok();
+    s = server_->backend().GetInfo(family, (*e)->handle, device, aux, param, &raw);
+  }
+  std::vector<uint8_t> f;
+  if (s.ok()) {
+    Writer w(&f);
+    proto::EncodeInfo(proto::InfoKindOf(family, param), raw.data(), raw.size(), w);
+  }
+  Reply(h, s, f);
+  return Status::Ok();
+}
+
+Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
+  uint64_t id = r.u64();
+  if (!r.done()) return Status::Protocol("malformed GetEventProfiling");
+  auto e = Lookup(id, ObjType::Event);
+  if (!e.ok()) return Reply(h, e.status()), Status::Ok();
+  auto t = server_->backend().Profiling(static_cast<BkEvent*>((*e)->handle));
+  if (!t.ok()) return Reply(h, t.status()), Status::Ok();
+  std::vector<uint8_t> f;
+  Writer w(&f);
+  w.u64(t->queued);
+  w.u64(t->submit);
+  w.u64(t->start);
+  w.u64(t->end);
+  Reply(h, Status::Ok(), f);
+  return Status::Ok();
+}
+
+Status Session::Enqueue(const FrameHeader& h, Reader& r) {
+  const Op op = static_cast<Op>(h.op);
+  const uint64_t queue_id = r.u64();
+  const uint64_t event_id = r.u64();
+  uint32_t nwait = r.count(proto::kMaxWaitList, 8);
+  std::vector<uint64_t> wait_ids(nwait);
+  for (auto& w : wait_ids) w = r.u64();
+  if (!r.ok()) return Status::Protocol("malformed command header");
+
+  Backend& bk = server_->backend();
+  // Decode the whole request before touching any object, so a malformed one changes nothing.
+  struct Mems {
+    uint64_t a = 0, b = 0;
+  } mem;
+  size_t off_a = 0, off_b = 0, size = 0;
+  Rect ra, rb;
+  NDRange range;
+  uint64_t kernel_id = 0, flags = 0;
+  std::vector<uint8_t> pattern;
+  std::vector<uint64_t> migrate_ids;
+  Bytes blob;
+  switch (op) {
+    case Op::WriteBuffer: {
+      mem.a = r.u64();
+      off_a = r.u64();
+      auto b = TakeBlob(r);
+      if (!b.ok()) return b.status();
+      blob = *b;
+      size = blob->size();
+      break;
+    }
+    case Op::ReadBuffer:
+      mem.a = r.u64();
+      off_a = r.u64();
+      size = r.u64();
+      if (h.tag == 0) return Status::Protocol("ReadBuffer needs a tag");
+      break;
+    case Op::CopyBuffer:
+      mem.a = r.u64();
+      mem.b = r.u64();
+      off_a = r.u64();
+      off_b = r.u64();
+      size = r.u64();
+      break;
+    case Op::WriteBufferRect:
+    case Op::ReadBufferRect:
+      mem.a = r.u64();
+      ReadTriple(r, ra.buffer_origin);
+      ReadTriple(r, ra.region);
+      ra.buffer_row_pitch = r.u64();
+      ra.buffer_slice_pitch = r.u64();
+      // The client packs host data tightly; host pitches follow from the region.
+      ra.host_row_pitch = ra.region[0];
+      ra.host_slice_pitch = ra.region[0] * ra.region[1];
+      size = ra.region[0] * ra.region[1] * ra.region[2];
+      if (op == Op::WriteBufferRect) {
+        auto b = TakeBlob(r);
+        if (!b.ok()) return b.status();
+        blob = *b;
+        if (blob->size() != size) return Status::Protocol("rect data size mismatch");
+      } else if (h.tag == 0) {
+        return Status::Protocol("ReadBufferRect needs a tag");
+      }
+      break;
+    case Op::CopyBufferRect:
+      mem.a = r.u64();
+      mem.b = r.u64();
+      ReadTriple(r, ra.buffer_origin);
+      ReadTriple(r, rb.buffer_origin);
+      ReadTriple(r, ra.region);
+      ra.buffer_row_pitch = r.u64();
+      ra.buffer_slice_pitch = r.u64();
+      rb.buffer_row_pitch = r.u64();
+      rb.buffer_slice_pitch = r.u64();
+      break;
+    case Op::FillBuffer: {
+      mem.a = r.u64();
+      auto p = r.bytes(128);
+      pattern.assign(p.begin(), p.end());
+      off_a = r.u64();
+      size = r.u64();
+      break;
+    }
+    case Op::NDRangeKernel:
+      kernel_id = r.u64();
+      range.dims = r.u32();
+      range.has_offset = r.u8() != 0;
+      range.has_local = r.u8() != 0;
+      ReadTriple(r, range.offset);
+      ReadTriple(r, range.global);
+      ReadTriple(r, range.local);
+      break;
+    case Op::MigrateMemObjects: {
+      flags = r.u64();
+      uint32_t n = r.count(4096, 8);
+      migrate_ids.resize(n);
+      for (auto& m : migrate_ids) m = r.u64();
+      break;
+    }
+    default:
+      break;  // Marker, Barrier: nothing more
+  }
+  if (!r.done()) return Status::Protocol("malformed command body");
+  // Bound what a read may make the server allocate.
+  if ((op == Op::ReadBuffer || op == Op::ReadBufferRect) &&
+      size > server_->options().max_staging_bytes)
+    return Status::Protocol("read larger than the per-session transfer limit");
+
+  auto fail = [&](const Status& s) {
+    if (op == Op::ReadBuffer || op == Op::ReadBufferRect) Reply(h, s);
+    // Stand a failed event in for the command so that waiters see its status.
+    auto q = Lookup(queue_id, ObjType::Queue);
+    if (event_id != 0 && q.ok()) {
+      auto ctx = Lookup((*q)->parent, ObjType::Context);
+      if (ctx.ok()) {
+        auto ev = bk.FailedEvent(static_cast<BkContext*>((*ctx)->handle), s.code());
+        if (ev.ok()) {
+          Entry e;
+          e.type = ObjType::Event;
+          e.handle = *ev;
+          e.parent = (*q)->parent;
+          if (!Insert(event_id, std::move(e)).ok()) bk.Release(ObjType::Event, *ev);
+        }
+      }
+    }
+    AsyncFailure(op, event_id, s);
+    return Status::Ok();
+  };
+
+  auto q = Lookup(queue_id, ObjType::Queue);
+  if (!q.ok()) return fail(q.status());
+  auto* queue = static_cast<BkQueue*>((*q)->handle);
+  std::vector<BkEvent*> waits;
+  for (uint64_t wid : wait_ids) {
+    auto e = Lookup(wid, ObjType::Event);
+    if (!e.ok())
+      return fail(Status::Error(CL_INVALID_EVENT_WAIT_LIST,
+                                "wait list names unknown event " + std::to_string(wid)));
+    waits.push_back(static_cast<BkEvent*>((*e)->handle));
+  }
+  auto mem_of = [&](uint64_t id) -> Result<BkMem*> {
+    auto e = Lookup(id, ObjType::Mem);
+    if (!e.ok()) return e.status();
+    return static_cast<BkMem*>((*e)->handle);
+  };
+
+  Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
+  Bytes dst;
+  switch (op) {
+    case Op::WriteBuffer: {
+      auto m = mem_of(mem.a);
+      if (!m.ok()) return fail(m.status());
+      ev = bk.Write(queue, *m, off_a, blob, waits);
+      break;
+    }
+    case Op::ReadBuffer: {
+      auto m = mem_of(mem.a);
+      if (!m.ok()) return fail(m.status());
+      dst = std::make_shared<std::vector<uint8_t>>(size);
+      ev = bk.Read(queue, *m, off_a, size, dst, waits);
+      break;
+    }
+    case Op::CopyBuffer: {
+      auto a = mem_of(mem.a), b = mem_of(mem.b);
+      if (!a.ok()) return fail(a.status());
+      if (!b.ok()) return fail(b.status());
+      ev = bk.Copy(queue, *a, *b, off_a, off_b, size, waits);
+      break;
+    }
+    case Op::WriteBufferRect: {
+      auto m = mem_of(mem.a);
+      if (!m.ok()) return fail(m.status());
+      ev = bk.WriteRect(queue, *m, ra, blob, waits);
+      break;
+    }
+    case Op::ReadBufferRect: {
+      auto m = mem_of(mem.a);
+      if (!m.ok()) return fail(m.status());
+      dst = std::make_shared<std::vector<uint8_t>>(size);
+      ev = bk.ReadRect(queue, *m, ra, dst, waits);
+      break;
+    }
+    case Op::CopyBufferRect: {
+      auto a = mem_of(mem.a), b = mem_of(mem.b);
+      if (!a.ok()) return fail(a.status());
+      if (!b.ok()) return fail(b.status());
+      ev = bk.CopyRect(queue, *a, *b, ra, rb, waits);
+      break;
+    }
+    case Op::FillBuffer: {
+      auto m = mem_of(mem.a);
+      if (!m.ok()) return fail(m.status());
+      ev = bk.Fill(queue, *m, pattern, off_a, size, waits);
+      break;
+    }
+    case Op::NDRangeKernel: {
+      auto k = Lookup(kernel_id, ObjType::Kernel);
+      if (!k.ok()) return fail(k.status());
+      Entry& ke = **k;
+      // Resolve buffer arguments now: a buffer released since SetKernelArg is an error,
+      // never a dangling handle.
+      for (size_t i = 0; i < ke.args.size(); ++i) {
+        if (ke.args[i].kind != KernelArgValue::Kind::Mem) continue;
+        if (ke.arg_mem_ids[i] == 0) {
+          ke.args[i].mem = nullptr;
+          continue;
+        }
+        auto m = mem_of(ke.arg_mem_ids[i]);
+        if (!m.ok())
+          return fail(Status::Error(CL_INVALID_KERNEL_ARGS,
+                                    "argument " + std::to_string(i) + " names a released buffer"));
+        ke.args[i].mem = *m;
+      }
+      if (range.dims < 1 || range.dims > 3)
+        return fail(Status::Error(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3"));
+      ev = server_->LaunchKernel(this, queue, static_cast<BkKernel*>(ke.handle), ke.args, range,
+                                 waits);
+      break;
+    }
+    case Op::Marker:
+      ev = bk.Marker(queue, waits);
+      break;
+    case Op::Barrier:
+      ev = bk.Barrier(queue, waits);
+      break;
+    case Op::MigrateMemObjects: {
+      std::vector<BkMem*> ms;
+      for (uint64_t id : migrate_ids) {
+        auto m = mem_of(id);
+        if (!m.ok()) return fail(m.status());
+        ms.push_back(*m);
+      }
+      ev = bk.Migrate(queue, ms, flags, waits);
+      break;
+    }
+    default:
+      break;
+  }
+  if (!ev.ok()) return fail(ev.status());
+
+  if (dst) {
+    // Send the data when the read completes; chunks go behind control frames.
+    auto out = outbox_;
+    auto* stats = &stats_;
+    uint16_t rop = h.op;
+    uint64_t tag = h.tag;
+    bk.OnComplete(*ev, [out, dst, rop, tag, stats](int32_t st) {
+      if (st == CL_COMPLETE) {
+        for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
+          size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
+          std::vector<uint8_t> prefix;
+          Writer w(&prefix);
+          w.u64(off);
+          out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
+                        std::move(prefix), dst, off, len);
+        }
+        SendReply(*out, rop, tag, Status::Ok());
+      } else {
+        SendReply(*out, rop, tag, Status::Error(st, "read failed"));
+      }
+      (void)stats;
+    });
+  }
+  if (event_id != 0) {
+    Entry e;
+    e.type = ObjType::Event;
+    e.handle = *ev;
+    e.parent = (*q)->parent;
+    Status s = Insert(event_id, std::move(e));
+    if (!s.ok()) {
+      bk.Release(ObjType::Event, *ev);
+      return s;
+    }
+  } else {
+    bk.Release(ObjType::Event, *ev);
+  }
+  return Status::Ok();
+}
+
+Status Session::Flush(Reader& r) {
+  uint64_t qid = r.u64();
+  if (!r.done()) return Status::Protocol("malformed Flush");
+  auto q = Lookup(qid, ObjType::Queue);
+  if (q.ok()) server_->backend().Flush(static_cast<BkQueue*>((*q)->handle));
+  return Status::Ok();
+}
+
+Status Session::Finish(const FrameHeader& h, Reader& r) {
+  uint64_t qid = r.u64();
+  if (!r.done()) return Status::Protocol("malformed Finish");
+  auto q = Lookup(qid, ObjType::Queue);
+  if (!q.ok()) return Reply(h, q.status()), Status::Ok();
+  // Never block the reader: a marker completes after everything before it on the queue.
+  auto ev = server_->backend().Marker(static_cast<BkQueue*>((*q)->handle), {});
+  if (!ev.ok()) return Reply(h, ev.status()), Status::Ok();
+  auto out = outbox_;
+  uint16_t op = h.op;
+  uint64_t tag = h.tag;
+  server_->backend().Flush(static_cast<BkQueue*>((*q)->handle));
+  server_->backend().OnComplete(*ev, [out, op, tag](int32_t) {
+    SendReply(*out, op, tag, Status::Ok());
+  });
+  server_->backend().Release(ObjType::Event, *ev);
+  return Status::Ok();
+}
+
+Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
+  uint32_t n = r.count(proto::kMaxWaitList, 8);
+  std::vector<uint64_t> ids(n);
+  for (auto& id : ids) id = r.u64();
+  if (!r.done() || h.tag == 0) return Status::Protocol("malformed WaitEvents");
+  std::vector<BkEvent*> evs;
+  for (uint64_t id : ids) {
+    auto e = Lookup(id, ObjType::Event);
+    if (!e.ok()) return Reply(h, e.status()), Status::Ok();
+    evs.push_back(static_cast<BkEvent*>((*e)->handle));
+  }
+  struct Pending {
+    std::mutex mu;
+    size_t left;
+    std::vector<int32_t> status;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left = evs.size();
+  pending->status.assign(evs.size(), CL_COMPLETE);
+  auto out = outbox_;
+  uint16_t op = h.op;
+  uint64_t tag = h.tag;
+  auto finish = [out, op, tag, pending] {
+    std::vector<uint8_t> f;
+    Writer w(&f);
+    w.u32(static_cast<uint32_t>(pending->status.size()));
+    for (int32_t s : pending->status) w.i32(s);
+    SendReply(*out, op, tag, Status::Ok(), f);
+  };
+  if (evs.empty()) return finish(), Status::Ok();
+  for (size_t i = 0; i < evs.size(); ++i) {
+    server_->backend().OnComplete(evs[i], [pending, i, finish](int32_t st) {
+      bool last;
+      {
+        std::lock_guard lk(pending->mu);
+        pending->status[i] = st;
+        last = --pending->left == 0;
+      }
+      if (last) finish();
+    });
+  }
+  return Status::Ok();
+}
+
+Status Session::WatchEvent(Reader& r) {
+  uint64_t id = r.u64();
+  if (!r.done()) return Status::Protocol("malformed WatchEvent");
+  auto e = Lookup(id, ObjType::Event);
+  if (!e.ok()) return AsyncFailure(Op::WatchEvent, id, e.status()), Status::Ok();
+  auto out = outbox_;
+  server_->backend().OnComplete(static_cast<BkEvent*>((*e)->handle), [out, id](int32_t st) {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u64(id);
+    w.i32(st);
+    out->Push(FrameHeader{0, static_cast<uint16_t>(Op::EventDone), proto::kFlagNotify, 0},
+              std::move(body));
+  });
+  return Status::Ok();
+}
+
+Status Session::Stats(const FrameHeader& h, Reader& r) {
+  if (!r.done()) return Status::Protocol("malformed Stats");
+  std::vector<uint8_t> f;
+  Writer w(&f);
+  w.u64(objects_.size());
+  w.u64(server_->TotalObjects());
+  w.u64(server_->ActiveSessions());
+  Reply(h, Status::Ok(), f);
+  return Status::Ok();
+}
+
+}  // namespace rgpu::server
