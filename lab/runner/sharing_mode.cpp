@@ -1,0 +1,178 @@
+#include "runner/sharing_mode.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "runner/worker_process.h"
+
+namespace rgpu::lab {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string MakeTempDir(const std::string& prefix) {
+  std::string pattern = "/tmp/" + prefix + "XXXXXX";
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+  return pattern;
+}
+
+std::string ReadTail(const fs::path& path, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+}
+
+class PlainMode : public SharingMode {
+ public:
+  PlainMode(std::string name, std::string api, std::string platform)
+      : name_(std::move(name)), api_(std::move(api)), platform_(std::move(platform)) {}
+  std::string name() const override { return name_; }
+  std::string api() const override { return api_; }
+  std::vector<std::string> WorkerArgs() const override {
+    if (api_ == "opencl" && !platform_.empty()) return {"--platform=" + platform_};
+    return {};
+  }
+  nlohmann::json Describe() const override {
+    // A system-wide MPS daemon would silently turn "timeslice" into MPS.
+    nlohmann::json j;
+    j["system_mps_pipe_present"] = fs::exists("/tmp/nvidia-mps/control");
+    return j;
+  }
+
+ private:
+  std::string name_, api_, platform_;
+};
+
+// A private MPS control daemon. CUDA_MPS_PIPE_DIRECTORY and
+// CUDA_MPS_LOG_DIRECTORY point at fresh directories for the daemon and for
+// every worker, so neither a system daemon nor another user's is involved.
+class MpsMode : public SharingMode {
+ public:
+  explicit MpsMode(const ModeOptions& options) {
+    root_ = MakeTempDir("rgpu-lab-mps-");
+    fs::create_directories(root_ + "/pipe");
+    fs::create_directories(root_ + "/log");
+    env_ = {"CUDA_MPS_PIPE_DIRECTORY=" + root_ + "/pipe", "CUDA_MPS_LOG_DIRECTORY=" + root_ + "/log"};
+    // -d forks the daemon and returns; stdio to /dev/null so the daemon
+    // holds no pipe of ours.
+    SpawnOptions start{{"nvidia-cuda-mps-control", "-d"}, env_, "",
+                       options.log_dir + "/mps-control-start.log", false};
+    ChildProcess starter(start, "nvidia-cuda-mps-control -d");
+    const int status = starter.WaitExit(30);
+    if (status != 0)
+      throw std::runtime_error("nvidia-cuda-mps-control -d failed (status " + std::to_string(status) +
+                               "); log: " + ReadTail(root_ + "/log/control.log", 2000));
+    running_ = true;
+  }
+  ~MpsMode() override { Finish(); }
+  std::string name() const override { return "mps"; }
+  std::string api() const override { return "cuda"; }
+  std::vector<std::string> WorkerEnv() const override { return env_; }
+  nlohmann::json Describe() const override {
+    return {{"mps_pipe_directory", root_ + "/pipe"},
+            {"mps_control_log_tail", ReadTail(root_ + "/log/control.log", 4000)},
+            {"mps_server_log_tail", ReadTail(root_ + "/log/server.log", 4000)}};
+  }
+  void Finish() override {
+    if (!running_) return;
+    running_ = false;
+    // `echo quit | nvidia-cuda-mps-control`, with the same private directories.
+    SpawnOptions quit{{"nvidia-cuda-mps-control"}, env_, "", "", true};
+    ChildProcess control(quit, "nvidia-cuda-mps-control");
+    control.Send("quit");
+    control.CloseStdin();
+    if (control.WaitExit(15) < 0) control.Terminate(SIGTERM, 2);
+    // The daemon removes its control pipe when it has shut down.
+    for (int i = 0; i < 100 && fs::exists(root_ + "/pipe/control"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+
+ private:
+  std::string root_;
+  std::vector<std::string> env_;
+  bool running_ = false;
+};
+
+// rgpud on a private unix socket, and the rgpu ICD for the workers.
+class RgpuMode : public SharingMode {
+ public:
+  explicit RgpuMode(const ModeOptions& options) {
+    fs::path build = options.rgpu_build_dir;
+    fs::path rgpud = options.rgpud_path;
+    if (rgpud.empty())
+      for (const fs::path& candidate : {build / "rgpud", build / "server" / "rgpud"})
+        if (fs::exists(candidate)) {
+          rgpud = candidate;
+          break;
+        }
+    if (rgpud.empty() || !fs::exists(rgpud))
+      throw std::runtime_error("rgpu mode: no rgpud under " + build.string() +
+                               " (build it, or pass --rgpud / --rgpu-build)");
+    icd_dir_ = (build / "icd").string();
+    if (!fs::exists(icd_dir_)) throw std::runtime_error("rgpu mode: no ICD directory " + icd_dir_);
+    dir_ = MakeTempDir("rgpu-lab-rgpud-");
+    server_ = "unix:" + dir_ + "/rgpud.sock";
+    SpawnOptions spawn;
+    spawn.argv = {rgpud.string(), "--listen", server_};
+    if (!options.policy.empty()) {
+      spawn.argv.push_back("--policy");
+      spawn.argv.push_back(options.policy);
+    }
+    spawn.stderr_path = options.log_dir + "/rgpud.log";
+    spawn.pipe_stdio = false;
+    command_ = spawn.argv;
+    daemon_ = std::make_unique<ChildProcess>(spawn, "rgpud");
+    for (int i = 0; i < 200 && !fs::exists(dir_ + "/rgpud.sock"); ++i) {
+      if (daemon_->PollExit() >= 0)
+        throw std::runtime_error("rgpud exited at start; see " + spawn.stderr_path);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!fs::exists(dir_ + "/rgpud.sock"))
+      throw std::runtime_error("rgpud did not create " + dir_ + "/rgpud.sock within 10 s");
+  }
+  ~RgpuMode() override { Finish(); }
+  std::string name() const override { return "rgpu"; }
+  std::string api() const override { return "opencl"; }
+  std::vector<std::string> WorkerEnv() const override {
+    return {"OCL_ICD_VENDORS=" + icd_dir_, "RGPU_SERVER=" + server_};
+  }
+  std::vector<std::string> WorkerArgs() const override { return {"--platform=rgpu"}; }
+  nlohmann::json Describe() const override {
+    return {{"rgpud_command", command_}, {"rgpu_server", server_}, {"icd_dir", icd_dir_}};
+  }
+  void Finish() override {
+    if (daemon_) daemon_->Terminate(SIGTERM, 5);
+    daemon_.reset();
+  }
+
+ private:
+  std::string icd_dir_, dir_, server_;
+  std::vector<std::string> command_;
+  std::unique_ptr<ChildProcess> daemon_;
+};
+
+}  // namespace
+
+std::unique_ptr<SharingMode> StartSharingMode(const ModeOptions& options) {
+  if (options.mode == "timeslice") return std::make_unique<PlainMode>("timeslice", "cuda", "");
+  if (options.mode == "opencl")
+    return std::make_unique<PlainMode>("opencl", "opencl", options.cl_platform);
+  if (options.mode == "mps") return std::make_unique<MpsMode>(options);
+  if (options.mode == "rgpu") return std::make_unique<RgpuMode>(options);
+  throw std::runtime_error("unknown mode '" + options.mode +
+                           "' (timeslice, mps, opencl or rgpu)");
+}
+
+}  // namespace rgpu::lab
