@@ -181,6 +181,16 @@ TEST(SlicerRewrite, IgnoresNamesInCommentsAndStrings) {
   EXPECT_EQ(r.value().kernels.size(), 1u);
 }
 
+TEST(SlicerRewrite, AllowsVariablesNamedLikeHelpers) {
+  const std::string out = Rewritten(
+      "\xEF\xBB\xBF"  // a byte order mark
+      "float scale(void) { return (float)get_num_groups(0); }\n"
+      "kernel void k(global float* o, float scale) { o[0] = scale; }\n"
+      "kernel void m(global float* o) { o[0] = scale(); }\n");
+  EXPECT_NE(out.find("o[0] = scale;"), std::string::npos) << out;
+  EXPECT_NE(out.find("o[0] = scale(__rgpu_launch);"), std::string::npos) << out;
+}
+
 struct RefusalCase {
   const char* name;
   const char* source;
@@ -248,6 +258,9 @@ const RefusalCase kRefusals[] = {
     {"HelperNamedNotCalled",
      "size_t h(void) { return get_group_id(0); }\n#define H h\nkernel void k(global ulong* a) {}", "",
      "without calling it"},
+    {"ParenthesisedHelper",
+     "size_t h(void) { return get_group_id(0); }\nkernel void k(global ulong* a) { a[0] = (h)(); }",
+     "", "without calling it"},
     {"MissingSemicolon", "struct S { int a; }", "", "missing ';'"},
 };
 

@@ -55,7 +55,10 @@ bool IsIdentifierChar(unsigned char c) { return IsIdentifierStart(c) || std::isd
 
 class Lexer {
  public:
-  explicit Lexer(std::string_view src) : src_(src) {}
+  explicit Lexer(std::string_view src) : src_(src) {
+    // A UTF-8 byte order mark would otherwise join the first name.
+    if (src_.starts_with("\xEF\xBB\xBF")) pos_ = 3;
+  }
 
   Result<Lexed> Run() {
     Lexed out;
@@ -760,7 +763,7 @@ class Rewriter {
   Status EditCalls() {
     std::set<size_t> declared_names;
     for (const Function& f : functions_) declared_names.insert(f.name_index);
-    if (Status s = EditCallsIn(tokens_, match_, &declared_names, "the program"); !s.ok()) return s;
+    if (Status s = EditCallsIn(tokens_, match_, &declared_names, "the program", false); !s.ok()) return s;
 
     for (const Directive& d : lexed_.directives) {
       if (d.keyword != "define") continue;
@@ -779,7 +782,7 @@ class Rewriter {
       const std::string where = "macro " + Quote(d.tokens[0].text);
       // The macro's own name is token 0: a macro named like a function is not a call.
       std::set<size_t> skip = {0};
-      if (Status s = EditCallsIn(all, match.value(), &skip, where); !s.ok()) return s;
+      if (Status s = EditCallsIn(all, match.value(), &skip, where, true); !s.ok()) return s;
     }
     for (const Macro& m : macros_) {
       if (!m.from_options) continue;
@@ -794,14 +797,24 @@ class Rewriter {
   }
 
   Status EditCallsIn(std::span<const Token> tokens, const std::vector<size_t>& match,
-                     const std::set<size_t>* not_calls, const std::string& where) {
+                     const std::set<size_t>* not_calls, const std::string& where,
+                     bool macro_body) {
     for (size_t k = 0; k < tokens.size(); ++k) {
       const Token& t = tokens[k];
       if (!t.IsIdentifier() || !needs_launch_.contains(t.text) || not_calls->contains(k)) continue;
       if (k > 0 && (tokens[k - 1].Is(".") || tokens[k - 1].Is("->"))) continue;
       if (k + 1 == tokens.size() || !tokens[k + 1].Is("(")) {
-        return Status::Refused(where + " names " + Quote(t.text) +
-                               " without calling it; the rewriter cannot pass it the launch");
+        // In the program a name not followed by '(' is a variable shadowing the function
+        // (OpenCL C has no function pointers), except "(f)(x)", which would call f without
+        // the hidden argument. In a macro it may be completed into a call after expansion.
+        const bool parenthesised_call = k > 0 && tokens[k - 1].Is("(") &&
+                                        k + 2 < tokens.size() && tokens[k + 1].Is(")") &&
+                                        tokens[k + 2].Is("(");
+        if (macro_body || parenthesised_call) {
+          return Status::Refused(where + " names " + Quote(t.text) +
+                                 " without calling it; the rewriter cannot pass it the launch");
+        }
+        continue;
       }
       const size_t close = match[k + 1];
       const bool no_args = close == k + 2;
@@ -834,7 +847,7 @@ class Rewriter {
   }
 
   std::string ApplyEdits() {
-    std::sort(edits_.begin(), edits_.end(),
+    std::stable_sort(edits_.begin(), edits_.end(),
               [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
     std::string out(kPrelude);
     out.reserve(kPrelude.size() + source_.size() + edits_.size() * 24);

@@ -187,7 +187,8 @@ Result<SlicePlan> PlanSlicesOfSize(const KernelInfo& kernel, const LaunchShape& 
 // The hidden argument for one slice of `launch`: the launch's global offset, global size and
 // number of work-groups, and the slice's first group id. Layout (also in the prelude of the
 // rewritten source): s0-s2 offset, s3 = 1 (sliced), s4-s6 global size, s8-sa number of groups,
-// sc-se group base. Dimensions beyond launch.dims hold what the built-ins return there.
+// sc-se group base. Dimensions beyond launch.dims are not read (the kernel asks the real
+// built-ins there, which answer a slice as they answer the whole launch); they hold 0, 1, 1, 0.
 cl_ulong16 HiddenArgForSlice(const LaunchShape& launch, const Slice& slice);
 
 // The hidden argument for a launch that is not sliced: all zero, which makes the rewritten
