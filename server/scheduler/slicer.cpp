@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -140,12 +139,12 @@ class Lexer {
   Result<Token> Next() {
     const size_t start = pos_;
     const unsigned char c = src_[pos_];
-    if (IsIdentifierStart(c) || std::isdigit(c) || (c == '.' && std::isdigit(Peek(1)))) {
+    if (IsIdentifierStart(c) || std::isdigit(c) || (c == '.' && std::isdigit(static_cast<unsigned char>(Peek(1))))) {
       const bool number = !IsIdentifierStart(c);
       while (pos_ < src_.size()) {
         const unsigned char d = src_[pos_];
         if (number && (d == '+' || d == '-') && pos_ > start &&
-            std::strchr("eEpP", src_[pos_ - 1]) != nullptr) {
+            std::string_view("eEpP").find(src_[pos_ - 1]) != std::string_view::npos) {
           ++pos_;
         } else if (IsIdentifierChar(d) || (number && d == '.')) {
           ++pos_;
@@ -309,7 +308,7 @@ struct Edit {
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-// Matches (), [] and {} over a token sequence; npos-free result or a refusal.
+// Matches (), [] and {}: for each bracket the index of its partner (0 for other tokens).
 Result<std::vector<size_t>> MatchBrackets(std::span<const Token> tokens) {
   std::vector<size_t> match(tokens.size(), 0);
   std::vector<size_t> open;
@@ -445,17 +444,18 @@ class Rewriter {
       }
       Macro macro;
       macro.name = std::string(d.tokens[0].text);
-      size_t body_begin = 1;
-      // Function-like only when '(' touches the name.
+      // Function-like only when '(' touches the name; the body starts after the ')'.
+      auto body_begin = d.tokens.begin() + 1;
       if (d.tokens.size() > 1 && d.tokens[1].Is("(") &&
           d.tokens[1].offset == d.tokens[0].offset + d.tokens[0].text.size()) {
-        while (body_begin < d.tokens.size() && !d.tokens[body_begin].Is(")")) ++body_begin;
+        body_begin = std::find_if(body_begin, d.tokens.end(),
+                                  [](const Token& t) { return t.Is(")"); });
+        if (body_begin == d.tokens.end()) {
+          return Status::Refused("#define " + macro.name + " without ')' after its parameters");
+        }
         ++body_begin;
       }
-      if (body_begin <= d.tokens.size()) {
-        macro.body.assign(d.tokens.begin() + std::min(body_begin, d.tokens.size()),
-                          d.tokens.end());
-      }
+      macro.body.assign(body_begin, d.tokens.end());
       macros_.push_back(std::move(macro));
     }
 
@@ -482,9 +482,9 @@ class Rewriter {
     return Status::Ok();
   }
 
-  // Checks on names anywhere in the program.
+  // Checks on names anywhere: the program, directives and -D macros.
   Status CheckNames() {
-    auto check = [](std::span<const Token> tokens) -> Status {
+    auto check = [](std::span<const Token> tokens, bool in_program) -> Status {
       for (size_t i = 0; i < tokens.size(); ++i) {
         const std::string_view t = tokens[i].text;
         if (!tokens[i].IsIdentifier()) continue;
@@ -496,30 +496,24 @@ class Rewriter {
                                  "): child launches would read the parent's launch values");
         }
         // "(get_group_id)(0)" calls the real built-in past the #define: refuse any use that is
-        // not a plain call.
-        if (IsRewrittenBuiltin(t) && (i + 1 == tokens.size() || !tokens[i + 1].Is("("))) {
+        // not a plain call. (Macro bodies got the same check in ReadMacros.)
+        if (in_program && IsRewrittenBuiltin(t) &&
+            (i + 1 == tokens.size() || !tokens[i + 1].Is("("))) {
           return Status::Refused(Quote(t) + " used other than as a plain call");
         }
       }
       return Status::Ok();
     };
-    if (Status s = check(tokens_); !s.ok()) return s;
+    if (Status s = check(tokens_, true); !s.ok()) return s;
     for (const Directive& d : lexed_.directives) {
-      // The define's own macro-name check is done in ReadMacros; here the reserved prefix and
-      // device enqueue, with the "plain call" rule applying to bodies as in ReadMacros.
-      for (const Token& t : d.tokens) {
-        if (t.IsIdentifier() && t.text.starts_with(kReservedPrefix)) {
-          return Status::Refused("the name " + Quote(t.text) + " is reserved for the rewrite");
-        }
-        if (IsDeviceEnqueue(t.text)) {
-          return Status::Refused("device-side enqueue (" + std::string(t.text) + ") in a macro");
-        }
-      }
+      if (Status s = check(d.tokens, false); !s.ok()) return s;
     }
     for (const Macro& m : macros_) {
       if (m.name.starts_with(kReservedPrefix)) {
         return Status::Refused("the name " + Quote(m.name) + " is reserved for the rewrite");
       }
+      if (!m.from_options) continue;
+      if (Status s = check(m.body, false); !s.ok()) return s;
     }
     return Status::Ok();
   }
