@@ -361,12 +361,23 @@ Result<Bytes> Session::TakeBlob(Reader& r) {
   uint64_t total = r.u64();
   size_t tail_len = 0;
   const uint8_t* tail = r.rest(&tail_len);
-  if (!r.ok() || staging_.size() + tail_len != total)
-    return Status::Protocol("data length " + std::to_string(total) + " does not match the " +
-                            std::to_string(staging_.size() + tail_len) + " bytes sent");
-  auto blob = std::make_shared<std::vector<uint8_t>>(std::move(staging_));
-  staging_ = {};
-  blob->insert(blob->end(), tail, tail + tail_len);
+  if (!r.ok() || total < tail_len)
+    return Status::Protocol("data length " + std::to_string(total) + " is shorter than the " +
+                            std::to_string(tail_len) + " bytes that follow it");
+  // The part before the tail arrived as PutData chunks. The client sends one bulk blob at a
+  // time, so it is either all of the staged bytes or none of them.
+  const uint64_t staged = total - tail_len;
+  Bytes blob;
+  if (staged == 0) {
+    blob = std::make_shared<std::vector<uint8_t>>(tail, tail + tail_len);
+  } else if (staged == staging_.size()) {
+    blob = std::make_shared<std::vector<uint8_t>>(std::move(staging_));
+    staging_ = {};
+    blob->insert(blob->end(), tail, tail + tail_len);
+  } else {
+    return Status::Protocol("request names " + std::to_string(staged) + " staged bytes but " +
+                            std::to_string(staging_.size()) + " were staged");
+  }
   return blob;
 }
 

@@ -240,6 +240,7 @@ class OpenCLBackend final : public Backend {
     using F = proto::InfoFamily;
     switch (family) {
       case F::Program:
+        if (param == CL_PROGRAM_BINARIES) return Binaries(static_cast<cl_program>(obj), raw);
         return Query(raw, [&](size_t n, void* v, size_t* r) {
           return clGetProgramInfo(static_cast<cl_program>(obj), param, n, v, r);
         });
@@ -471,6 +472,28 @@ class OpenCLBackend final : public Backend {
   }
 
  private:
+  // CL_PROGRAM_BINARIES answers pointers into the caller's memory; on the wire it becomes
+  // each device's binary as a length-prefixed byte string, in device order.
+  static Status Binaries(cl_program p, std::vector<uint8_t>* raw) {
+    size_t n = 0;
+    cl_int err = clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, 0, nullptr, &n);
+    if (err != CL_SUCCESS) return Fail(err, "clGetProgramInfo");
+    std::vector<size_t> sizes(n / sizeof(size_t));
+    clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, n, sizes.data(), nullptr);
+    std::vector<std::vector<unsigned char>> bins(sizes.size());
+    std::vector<unsigned char*> ptrs;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      bins[i].resize(sizes[i]);
+      ptrs.push_back(bins[i].data());
+    }
+    err = clGetProgramInfo(p, CL_PROGRAM_BINARIES, ptrs.size() * sizeof(void*), ptrs.data(), nullptr);
+    if (err != CL_SUCCESS) return Fail(err, "clGetProgramInfo");
+    raw->clear();
+    proto::Writer w(raw);
+    for (auto& b : bins) w.bytes(b.data(), b.size());
+    return Status::Ok();
+  }
+
   template <typename Fn>
   static Status Query(std::vector<uint8_t>* raw, Fn fn) {
     size_t n = 0;

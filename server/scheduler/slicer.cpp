@@ -650,32 +650,34 @@ class Rewriter {
     return Status::Ok();
   }
 
-  // Names (functions and macros) that use, directly or through each other, a name in `seeds`
+  // Names (functions and macros) that use, directly or through each other, a name in `marked`
   // or one for which `is_seed` holds. Functions and macros are matched by name, so overloads
   // and redefinitions are all marked together: more hidden parameters, never fewer.
+  // A worklist over "who mentions whom" keeps this linear in the program's size.
   template <typename Predicate>
   std::set<std::string_view> Closure(std::set<std::string_view> marked, Predicate is_seed) const {
-    auto uses_marked = [&](std::span<const Token> tokens) {
-      return std::any_of(tokens.begin(), tokens.end(), [&](const Token& t) {
-        return t.IsIdentifier() && (is_seed(t.text) || marked.contains(t.text));
-      });
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (const Macro& m : macros_) {
-        if (!marked.contains(m.name) && uses_marked(m.body)) {
-          marked.insert(m.name);
-          changed = true;
-        }
+    std::map<std::string_view, std::vector<std::string_view>> mentioned_by;
+    std::vector<std::string_view> work(marked.begin(), marked.end());
+    auto scan = [&](std::string_view owner, std::span<const Token> tokens) {
+      for (const Token& t : tokens) {
+        if (!t.IsIdentifier()) continue;
+        mentioned_by[t.text].push_back(owner);
+        if (is_seed(t.text) && marked.insert(owner).second) work.push_back(owner);
       }
-      for (const Function& f : functions_) {
-        if (!f.is_definition || marked.contains(f.name)) continue;
-        const std::span<const Token> whole(tokens_.data() + f.specifiers_begin,
-                                           f.body_close + 1 - f.specifiers_begin);
-        if (uses_marked(whole)) {
-          marked.insert(f.name);
-          changed = true;
-        }
+    };
+    for (const Macro& m : macros_) scan(m.name, m.body);
+    for (const Function& f : functions_) {
+      if (!f.is_definition) continue;
+      scan(f.name, std::span<const Token>(tokens_).subspan(
+                       f.specifiers_begin, f.body_close + 1 - f.specifiers_begin));
+    }
+    while (!work.empty()) {
+      const std::string_view name = work.back();
+      work.pop_back();
+      auto users = mentioned_by.find(name);
+      if (users == mentioned_by.end()) continue;
+      for (std::string_view user : users->second) {
+        if (marked.insert(user).second) work.push_back(user);
       }
     }
     return marked;
@@ -688,12 +690,14 @@ class Rewriter {
 
     for (const Function& f : functions_) {
       if (!needs_launch_.contains(f.name)) continue;
+      // Directives are in source order: look at the first one after the signature begins.
       const size_t end = f.is_definition ? f.body_open : f.params_close;
-      for (const Directive& d : lexed_.directives) {
-        if (d.position > f.specifiers_begin && d.position <= end) {
-          return Status::Refused("a #" + std::string(d.keyword) + " inside the signature of " +
-                                 Quote(f.name));
-        }
+      auto d = std::upper_bound(
+          lexed_.directives.begin(), lexed_.directives.end(), f.specifiers_begin,
+          [](size_t position, const Directive& dir) { return position < dir.position; });
+      if (d != lexed_.directives.end() && d->position <= end) {
+        return Status::Refused("a #" + std::string(d->keyword) + " inside the signature of " +
+                               Quote(f.name));
       }
       if (!f.is_kernel) continue;
       // A macro in a kernel's parameter list could expand to several parameters (or none),
@@ -822,14 +826,14 @@ class Rewriter {
     std::set<std::string_view> none;
     const std::set<std::string_view> observing = Closure(none, ObservesWorkGroups);
     std::vector<KernelInfo> kernels;
+    std::map<std::string_view, cl_uint> args_by_name;
     for (const Function& f : functions_) {
       if (!f.is_kernel || !f.is_definition) continue;
       const cl_uint args = static_cast<cl_uint>(CountParams(f));
-      auto same = std::find_if(kernels.begin(), kernels.end(),
-                               [&](const KernelInfo& k) { return k.name == f.name; });
-      if (same != kernels.end()) {
+      auto [seen, first] = args_by_name.emplace(f.name, args);
+      if (!first) {
         // Two definitions are only possible in different #if branches.
-        if (same->user_arg_count != args) {
+        if (seen->second != args) {
           return Status::Refused("kernel " + Quote(f.name) +
                                  " is defined twice with different argument counts");
         }

@@ -1,0 +1,377 @@
+#include "client/connection.h"
+
+#include <CL/cl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "proto/info.h"
+
+namespace rgpu::client {
+
+using proto::FrameHeader;
+using proto::Op;
+using proto::Reader;
+using proto::Writer;
+
+namespace {
+// Beyond this much buffered, an asynchronous request writes out itself instead of waiting
+// for the flusher, which bounds the client's memory when it enqueues faster than we send.
+constexpr size_t kFlushThreshold = 256 * 1024;
+
+Reply ParseReply(std::vector<uint8_t> body) {
+  Reply rep;
+  Reader r(body.data(), body.size());
+  int32_t code = r.i32();
+  std::string msg = r.str(1 << 20);
+  if (!r.ok()) {
+    rep.status = Status::Error(CL_OUT_OF_RESOURCES, "malformed reply from server");
+    return rep;
+  }
+  if (code != CL_SUCCESS) rep.status = Status::Error(code, msg);
+  rep.at = body.size() - r.remaining();
+  rep.body = std::move(body);
+  return rep;
+}
+}  // namespace
+
+Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
+                                                     const std::string& token,
+                                                     std::chrono::milliseconds timeout) {
+  auto addr = proto::ParseAddress(address);
+  if (!addr.ok()) return addr.status();
+  auto stream = proto::Connect(*addr, timeout);
+  if (!stream.ok()) return stream.status();
+  std::shared_ptr<Connection> c(new Connection());
+  c->address_ = addr->ToString();
+  c->stream_ = std::move(stream.value());
+  // Bound the handshake too: a server that accepts but never answers must not hang us.
+  timeval tv{static_cast<time_t>(timeout.count() / 1000),
+             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  setsockopt(c->stream_->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  Status s = c->Handshake(token);
+  if (!s.ok()) return s;
+  timeval zero{0, 0};
+  setsockopt(c->stream_->fd(), SOL_SOCKET, SO_RCVTIMEO, &zero, sizeof(zero));
+  c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
+  c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
+  return c;
+}
+
+Connection::~Connection() {
+  {
+    std::lock_guard lk(buf_mu_);
+    stopping_ = true;
+    buf_cv_.notify_all();
+  }
+  if (flusher_.joinable()) flusher_.join();
+  if (alive_) {
+    std::lock_guard wl(write_mu_);
+    WriteOut();
+    stream_->SendFrame(FrameHeader{0, static_cast<uint16_t>(Op::Goodbye), 0, 0}, nullptr, 0);
+  }
+  stream_->Shutdown();
+  if (receiver_.joinable()) receiver_.join();
+}
+
+Status Connection::Handshake(const std::string& token) {
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u32(proto::kMagic);
+  w.u16(proto::kVersion);
+  w.u16(0);
+  w.str(token);
+  char exe[256] = {0};
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  std::string name = (n > 0 ? std::string(exe, n) : "client") + " pid " + std::to_string(getpid());
+  w.str(name);
+  Status s = stream_->SendFrame(FrameHeader{static_cast<uint32_t>(body.size()),
+                                            static_cast<uint16_t>(Op::Hello), 0, 1},
+                                body.data(), body.size());
+  if (!s.ok()) return s;
+  FrameHeader h;
+  std::vector<uint8_t> rb;
+  s = stream_->RecvFrame(&h, &rb, 64u << 20);
+  if (!s.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "no Hello reply: " + s.message());
+  if (h.op == static_cast<uint16_t>(Op::Goodbye) && (h.flags & proto::kFlagNotify)) {
+    Reader r(rb.data(), rb.size());
+    return Status::Error(CL_DEVICE_NOT_AVAILABLE, "server refused: " + r.str());
+  }
+  if (h.op != static_cast<uint16_t>(Op::Hello) || !(h.flags & proto::kFlagReply))
+    return Status::Error(CL_DEVICE_NOT_AVAILABLE, "unexpected answer to Hello");
+  Reply rep = ParseReply(std::move(rb));
+  if (!rep.status.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, rep.status.message());
+  Reader r = rep.reader();
+  r.u16();  // version
+  r.u64();  // session id
+  server_name_ = r.str(256);
+  uint32_t ndev = r.count(64, 4);
+  for (uint32_t i = 0; i < ndev && r.ok(); ++i) {
+    RemoteDevice d;
+    uint32_t np = r.count(4096, 5);
+    for (uint32_t j = 0; j < np && r.ok(); ++j) {
+      uint32_t param = r.u32();
+      std::vector<uint8_t> v;
+      if (!proto::DecodeInfo(r, &v)) r.fail();
+      d.info[param] = std::move(v);
+    }
+    devices_.push_back(std::move(d));
+  }
+  if (!r.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "malformed Hello reply");
+  return Status::Ok();
+}
+
+void Connection::AppendFrame(Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
+                             size_t tail_len) {
+  uint8_t hdr[proto::kHeaderSize];
+  proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(n + tail_len), static_cast<uint16_t>(op),
+                                  0, tag},
+                      hdr);
+  out_.insert(out_.end(), hdr, hdr + proto::kHeaderSize);
+  out_.insert(out_.end(), body, body + n);
+  if (tail_len)
+    out_.insert(out_.end(), static_cast<const uint8_t*>(tail),
+                static_cast<const uint8_t*>(tail) + tail_len);
+}
+
+Status Connection::WriteOut() {
+  std::vector<uint8_t> chunk;
+  {
+    std::lock_guard lk(buf_mu_);
+    chunk.swap(out_);
+  }
+  if (chunk.empty()) return Status::Ok();
+  iovec iov{chunk.data(), chunk.size()};
+  Status s = stream_->SendAll(&iov, 1);
+  if (!s.ok()) Fail(s.message());
+  // Hand the capacity back so steady streaming does not reallocate.
+  std::lock_guard lk(buf_mu_);
+  if (out_.empty()) {
+    chunk.clear();
+    out_.swap(chunk);
+  }
+  return s;
+}
+
+Status Connection::Flush() {
+  if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
+  std::lock_guard wl(write_mu_);
+  return WriteOut();
+}
+
+Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& body,
+                            const void* data, size_t len) {
+  // Leave the last piece in the request itself; stage the rest as PutData chunks, each its
+  // own frame so other threads' requests can go between them.
+  std::lock_guard bulk(bulk_mu_);
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t inline_len = len % proto::kDataChunk;
+  if (inline_len == 0 && len > 0) inline_len = proto::kDataChunk;
+  size_t staged = len - inline_len;
+  for (size_t off = 0; off < staged; off += proto::kDataChunk) {
+    std::lock_guard wl(write_mu_);
+    Status s = WriteOut();
+    if (!s.ok()) return s;
+    s = stream_->SendFrame(FrameHeader{proto::kDataChunk, static_cast<uint16_t>(Op::PutData), 0, 0},
+                           p + off, proto::kDataChunk);
+    if (!s.ok()) {
+      Fail(s.message());
+      return s;
+    }
+  }
+  std::lock_guard wl(write_mu_);
+  {
+    std::lock_guard lk(buf_mu_);
+    AppendFrame(op, tag, body.data(), body.size(), p + staged, inline_len);
+  }
+  return WriteOut();
+}
+
+Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* data,
+                        size_t data_len) {
+  if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
+  if (data_len > proto::kDataChunk) return SendBulk(op, 0, body, data, data_len);
+  bool wake = false, write_now = false;
+  {
+    std::lock_guard lk(buf_mu_);
+    AppendFrame(op, 0, body.data(), body.size(), data, data_len);
+    write_now = out_.size() >= kFlushThreshold;
+    wake = !write_now && flusher_idle_;
+    if (wake) flusher_idle_ = false;
+  }
+  if (write_now) {
+    std::lock_guard wl(write_mu_);
+    return WriteOut();
+  }
+  if (wake) buf_cv_.notify_one();
+  return Status::Ok();
+}
+
+Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data,
+                       size_t data_len) {
+  Reply failed;
+  auto p = std::make_shared<Pending>();
+  uint64_t tag = next_tag_.fetch_add(1) + 1;
+  {
+    std::lock_guard lk(mu_);
+    if (!alive_) {
+      failed.status = Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost: " + fail_reason_);
+      return failed;
+    }
+    pending_[tag] = p;
+  }
+  Status s;
+  if (data_len > proto::kDataChunk) {
+    s = SendBulk(op, tag, body, data, data_len);
+  } else {
+    std::lock_guard wl(write_mu_);
+    {
+      std::lock_guard lk(buf_mu_);
+      AppendFrame(op, tag, body.data(), body.size(), data, data_len);
+    }
+    s = WriteOut();
+  }
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return p->done || !alive_; });
+  pending_.erase(tag);
+  if (!p->done) {
+    failed.status = Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost: " + fail_reason_);
+    return failed;
+  }
+  return std::move(p->reply);
+}
+
+Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
+                             std::shared_ptr<ReadSink> sink) {
+  auto p = std::make_shared<Pending>();
+  p->sink = std::move(sink);
+  uint64_t tag = next_tag_.fetch_add(1) + 1;
+  {
+    std::lock_guard lk(mu_);
+    if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
+    pending_[tag] = p;
+  }
+  bool wake = false;
+  {
+    std::lock_guard lk(buf_mu_);
+    AppendFrame(op, tag, body.data(), body.size(), nullptr, 0);
+    wake = flusher_idle_;
+    if (wake) flusher_idle_ = false;
+  }
+  if (wake) buf_cv_.notify_one();
+  return Status::Ok();
+}
+
+void Connection::FlushLoop() {
+  std::unique_lock lk(buf_mu_);
+  for (;;) {
+    if (stopping_) return;
+    if (out_.empty()) {
+      flusher_idle_ = true;
+      buf_cv_.wait(lk, [&] { return stopping_ || !flusher_idle_; });
+      continue;
+    }
+    lk.unlock();
+    {
+      std::lock_guard wl(write_mu_);
+      WriteOut();
+    }
+    lk.lock();
+  }
+}
+
+void Connection::Fail(const std::string& why) {
+  std::vector<std::shared_ptr<Pending>> sinks;
+  {
+    std::lock_guard lk(mu_);
+    if (!alive_.exchange(false)) return;
+    fail_reason_ = why;
+    for (auto& [tag, p] : pending_)
+      if (p->sink) sinks.push_back(p);
+    cv_.notify_all();
+  }
+  if (getenv("RGPU_DEBUG")) std::fprintf(stderr, "rgpu: connection to %s lost: %s\n", address_.c_str(), why.c_str());
+  for (auto& p : sinks) p->sink->Done(Status::Error(CL_OUT_OF_RESOURCES, "connection lost: " + why));
+  stream_->Shutdown();
+}
+
+void Connection::ReceiveLoop() {
+  std::vector<uint8_t> body;
+  for (;;) {
+    FrameHeader h;
+    Status s = stream_->RecvFrame(&h, &body, proto::kMaxBody + 64);
+    if (!s.ok()) {
+      Fail(s.message());
+      return;
+    }
+    const Op op = static_cast<Op>(h.op);
+    if (h.flags & proto::kFlagReply) {
+      std::shared_ptr<Pending> p;
+      {
+        std::lock_guard lk(mu_);
+        auto it = pending_.find(h.tag);
+        if (it != pending_.end()) p = it->second;
+        if (p && p->sink) pending_.erase(it);
+      }
+      if (!p) continue;
+      if (p->sink) {
+        p->sink->Done(ParseReply(std::move(body)).status);
+        body = {};
+        continue;
+      }
+      std::lock_guard lk(mu_);
+      p->reply = ParseReply(std::move(body));
+      body = {};
+      p->done = true;
+      cv_.notify_all();
+      continue;
+    }
+    Reader r(body.data(), body.size());
+    switch (op) {
+      case Op::ReadData: {
+        uint64_t off = r.u64();
+        size_t len = 0;
+        const uint8_t* data = r.rest(&len);
+        std::shared_ptr<Pending> p;
+        {
+          std::lock_guard lk(mu_);
+          auto it = pending_.find(h.tag);
+          if (it != pending_.end()) p = it->second;
+        }
+        if (p && p->sink && off <= p->sink->size && len <= p->sink->size - off)
+          p->sink->Data(off, data, len);
+        break;
+      }
+      case Op::EventDone: {
+        uint64_t id = r.u64();
+        int32_t st = r.i32();
+        if (r.ok() && on_event_done) on_event_done(id, st);
+        break;
+      }
+      case Op::AsyncError: {
+        uint16_t aop = r.u16();
+        uint64_t id = r.u64();
+        int32_t code = r.i32();
+        std::string msg = r.str(1 << 16);
+        if (getenv("RGPU_DEBUG"))
+          std::fprintf(stderr, "rgpu: %s (id %llu) failed on the server: %s\n", proto::OpName(aop),
+                       static_cast<unsigned long long>(id), msg.c_str());
+        if (r.ok() && on_async_error) on_async_error(aop, id, code, msg);
+        break;
+      }
+      case Op::Goodbye: {
+        std::string why = r.str(1 << 16);
+        std::fprintf(stderr, "rgpu: server %s ended the session: %s\n", address_.c_str(), why.c_str());
+        Fail("server ended the session: " + why);
+        return;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace rgpu::client

@@ -1,0 +1,120 @@
+// One client connection to one rgpud.
+//
+// Asynchronous requests are appended to an output buffer and written by a flusher thread
+// (or by the next synchronous call), so an application thread that enqueues work pays a
+// memcpy, not a system call or a network round trip. Synchronous calls (tag != 0) wait for
+// the reply with the same tag, delivered by the receiver thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "proto/transport.h"
+#include "proto/wire.h"
+
+namespace rgpu::client {
+
+// What the server said about one device at Hello: its queries, decoded to host form.
+struct RemoteDevice {
+  std::map<uint32_t, std::vector<uint8_t>> info;
+};
+
+// A reply: the status the server sent and the bytes that follow it.
+struct Reply {
+  Status status;
+  std::vector<uint8_t> body;  // fields after (status, message)
+  size_t at = 0;              // where the fields start in `body`
+  proto::Reader reader() const { return proto::Reader(body.data() + at, body.size() - at); }
+};
+
+// Receives the data of a read as it arrives, then its final status.
+struct ReadSink {
+  virtual ~ReadSink() = default;
+  // `off` and `len` were checked against the size of the read.
+  virtual void Data(size_t off, const uint8_t* p, size_t len) = 0;
+  virtual void Done(const Status& s) = 0;
+  size_t size = 0;
+};
+
+class Connection {
+ public:
+  static Result<std::shared_ptr<Connection>> Open(const std::string& address,
+                                                  const std::string& token,
+                                                  std::chrono::milliseconds timeout);
+  ~Connection();
+
+  uint64_t NewId() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+  const std::vector<RemoteDevice>& devices() const { return devices_; }
+  const std::string& address() const { return address_; }
+  const std::string& server_name() const { return server_name_; }
+  bool alive() const { return alive_.load(); }
+
+  // Queues a request that wants no reply. `data` (optional) travels as bulk: PutData
+  // chunks first, the request last, so small requests of other threads interleave.
+  Status Send(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
+              size_t data_len = 0);
+  // Sends a request and waits for its reply.
+  Reply Call(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
+             size_t data_len = 0);
+  // Sends a read request; `sink` gets the data and the final status on the receiver thread.
+  Status StartRead(proto::Op op, const std::vector<uint8_t>& body, std::shared_ptr<ReadSink> sink);
+  // Writes out everything queued so far.
+  Status Flush();
+
+  // Unsolicited notifications (event completion, asynchronous errors) go to these.
+  std::function<void(uint64_t event_id, int32_t status)> on_event_done;
+  std::function<void(uint16_t op, uint64_t id, int32_t code, const std::string& msg)> on_async_error;
+
+ private:
+  Connection() = default;
+  Status Handshake(const std::string& token);
+  void ReceiveLoop();
+  void FlushLoop();
+  void AppendFrame(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
+                   size_t tail_len);
+  Status WriteOut();  // requires write_mu_
+  Status SendBulk(proto::Op op, uint64_t tag, const std::vector<uint8_t>& body, const void* data,
+                  size_t len);
+  void Fail(const std::string& why);
+
+  std::string address_;
+  std::string server_name_;
+  std::unique_ptr<proto::Stream> stream_;
+  std::vector<RemoteDevice> devices_;
+  std::atomic<uint64_t> next_id_{1};
+  std::atomic<uint64_t> next_tag_{1};
+  std::atomic<bool> alive_{true};
+  std::string fail_reason_;  // GUARDED_BY(mu_)
+
+  std::mutex bulk_mu_;   // one bulk upload at a time: PutData chunks share the staging area
+  std::mutex write_mu_;  // held while writing to the socket; orders whole frames
+  std::mutex buf_mu_;
+  std::condition_variable buf_cv_;
+  std::vector<uint8_t> out_;  // GUARDED_BY(buf_mu_): frames not yet written
+  bool flusher_idle_ = false;  // GUARDED_BY(buf_mu_)
+  bool stopping_ = false;      // GUARDED_BY(buf_mu_)
+
+  struct Pending {
+    bool done = false;
+    Reply reply;
+    std::shared_ptr<ReadSink> sink;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<uint64_t, std::shared_ptr<Pending>> pending_;  // GUARDED_BY(mu_)
+
+  std::thread receiver_;
+  std::thread flusher_;
+};
+
+}  // namespace rgpu::client

@@ -1,0 +1,400 @@
+// Events: status, waiting, callbacks, user events and profiling.
+//
+// An event's state lives on the server; we keep what we learn of it. A read's event also has
+// a local half: it is complete only when its data has landed in host memory.
+#include <deque>
+#include <thread>
+
+#include "client/icd.h"
+
+namespace rgpu::client {
+
+using proto::Op;
+using proto::Writer;
+
+namespace {
+
+// User callbacks run here, never on the receiver thread, so they may call OpenCL
+// (including blocking calls that need the receiver).
+class CallbackThread {
+ public:
+  void Post(std::function<void()> fn) {
+    std::lock_guard lk(mu_);
+    if (!started_) {
+      started_ = true;
+      std::thread([this] { Loop(); }).detach();
+    }
+    q_.push_back(std::move(fn));
+    cv_.notify_one();
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return !q_.empty(); });
+        fn = std::move(q_.front());
+        q_.pop_front();
+      }
+      fn();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> q_;
+  bool started_ = false;
+};
+
+CallbackThread& Callbacks() {
+  static auto* t = new CallbackThread();  // lives for the process: callbacks may run late
+  return *t;
+}
+
+std::mutex g_watch_mu;
+std::map<std::pair<Connection*, uint64_t>, cl_event> g_watched;  // GUARDED_BY(g_watch_mu)
+
+void RunCallbacks(cl_event e, cl_int status) {
+  std::vector<_cl_event::Callback> cbs;
+  {
+    std::lock_guard lk(e->mu);
+    if (e->local_status > 0) e->local_status = status;
+    cbs.swap(e->callbacks);
+  }
+  e->cv.notify_all();
+  for (auto& cb : cbs) cb.fn(e, status < 0 ? status : CL_COMPLETE, cb.data);
+}
+
+void Complete(cl_event e, cl_int status) {
+  Hold(e);
+  Callbacks().Post([e, status] {
+    RunCallbacks(e, status);
+    Drop(e);
+  });
+}
+
+cl_int RemoteStatus(cl_event e) {
+  {
+    std::lock_guard lk(e->mu);
+    if (e->local_status <= 0) return e->local_status;
+  }
+  cl_int st = CL_QUEUED;
+  size_t got = 0;
+  cl_int rc = RemoteInfo(e->conn(), proto::InfoFamily::Event, e->id, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                         -1, 0, sizeof(st), &st, &got);
+  if (rc != CL_SUCCESS) return rc == CL_OUT_OF_RESOURCES ? CL_OUT_OF_RESOURCES : CL_QUEUED;
+  std::lock_guard lk(e->mu);
+  if (st <= 0 && e->is_read && !e->landed) return CL_RUNNING;  // data still on its way
+  if (st <= 0) e->local_status = st;
+  return st;
+}
+
+}  // namespace
+
+void RegisterConnectionCallbacks(const std::shared_ptr<Connection>& conn) {
+  Connection* raw = conn.get();
+  conn->on_event_done = [raw](uint64_t id, int32_t status) {
+    cl_event e = nullptr;
+    {
+      std::lock_guard lk(g_watch_mu);
+      auto it = g_watched.find({raw, id});
+      if (it == g_watched.end()) return;
+      e = it->second;
+      g_watched.erase(it);
+    }
+    // A read's callbacks wait for its data (ReadLanded runs them).
+    bool defer;
+    {
+      std::lock_guard lk(e->mu);
+      defer = e->is_read && !e->landed && status >= 0;
+    }
+    if (!defer) Complete(e, status);
+    Drop(e);
+  };
+  conn->on_async_error = [](uint16_t op, uint64_t id, int32_t code, const std::string& msg) {
+    (void)op;
+    (void)id;
+    (void)code;
+    (void)msg;  // printed under RGPU_DEBUG by the connection; the event carries the status
+  };
+}
+
+cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id) {
+  auto* e = new _cl_event();
+  e->context = q->context;
+  Hold(e->context);
+  e->queue = q;
+  Hold(q);
+  e->id = id;
+  e->type = type;
+  e->profiling = q->properties & CL_QUEUE_PROFILING_ENABLE;
+  return e;
+}
+
+
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
+  if (e) {
+    bool run = false;
+    {
+      std::lock_guard lk(e->mu);
+      e->landed = true;
+      if (status < 0) e->local_status = status;
+      else if (e->local_status > 0) e->local_status = CL_COMPLETE;
+      run = !e->callbacks.empty();
+    }
+    e->cv.notify_all();
+    if (run) Complete(e, status < 0 ? status : CL_COMPLETE);
+  }
+  if (q) {
+    std::lock_guard lk(q->mu);
+    --q->pending_reads;
+    q->cv.notify_all();
+  }
+}
+
+cl_int CheckWaitList(cl_context ctx, cl_uint n, const cl_event* list) {
+  // CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and num_events_in_wait_list > 0,
+  // or event_wait_list is not NULL and num_events_in_wait_list is 0, or if event objects in
+  // event_wait_list are not valid events
+  if ((n > 0) != (list != nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!ValidEvent(list[i])) return CL_INVALID_EVENT_WAIT_LIST;
+    // CL_INVALID_CONTEXT if the context of the queue and of the events are not the same
+    if (ctx && list[i]->context != ctx) return CL_INVALID_CONTEXT;
+  }
+  return CL_SUCCESS;
+}
+
+void PutCommandHeader(Writer& w, cl_command_queue q, uint64_t event_id, cl_uint n,
+                      const cl_event* list) {
+  w.u64(q->id);
+  w.u64(event_id);
+  w.u32(n);
+  for (cl_uint i = 0; i < n; ++i) w.u64(list[i]->id);
+}
+
+void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list) {
+  if (q && !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) q->WaitReads();
+  for (cl_uint i = 0; i < n; ++i) {
+    cl_event e = list[i];
+    if (!e->is_read) continue;
+    std::unique_lock lk(e->mu);
+    e->cv.wait(lk, [&] { return e->landed; });
+  }
+}
+
+cl_int WaitEvents(cl_uint n, const cl_event* list) {
+  // Ask the server only about events whose outcome we do not know yet, per connection.
+  std::map<Connection*, std::vector<cl_event>> remote;
+  for (cl_uint i = 0; i < n; ++i) {
+    std::lock_guard lk(list[i]->mu);
+    if (list[i]->local_status > 0) remote[&list[i]->conn()].push_back(list[i]);
+  }
+  bool failed = false;
+  for (auto& [conn, evs] : remote) {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u32(static_cast<uint32_t>(evs.size()));
+    for (auto* e : evs) w.u64(e->id);
+    Reply rep = conn->Call(Op::WaitEvents, body);
+    if (!rep.status.ok()) return CL_OUT_OF_RESOURCES;
+    proto::Reader r = rep.reader();
+    uint32_t k = r.count(proto::kMaxWaitList, 4);
+    for (uint32_t i = 0; i < k && i < evs.size(); ++i) {
+      int32_t st = r.i32();
+      std::lock_guard lk(evs[i]->mu);
+      // A read stays "not done" until its data lands, whatever the device says.
+      if (evs[i]->local_status > 0 && (!evs[i]->is_read || st < 0)) evs[i]->local_status = st;
+    }
+  }
+  for (cl_uint i = 0; i < n; ++i) {
+    cl_event e = list[i];
+    std::unique_lock lk(e->mu);
+    if (e->is_read) e->cv.wait(lk, [&] { return e->landed; });
+    if (e->local_status < 0) failed = true;
+  }
+  // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any of the
+  // events in event_list is a negative integer value
+  return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+// ------------------------------------------------------------------ API
+
+cl_int WaitForEvents(cl_uint n, const cl_event* list) {
+  // CL_INVALID_VALUE if num_events is zero or event_list is NULL
+  if (n == 0 || !list) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!ValidEvent(list[i])) return CL_INVALID_EVENT;
+    // CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context
+    if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
+  }
+  return WaitEvents(n, list);
+}
+
+cl_int GetEventInfo(cl_event e, cl_event_info param, size_t size, void* value, size_t* size_ret) {
+  if (!ValidEvent(e)) return CL_INVALID_EVENT;
+  switch (param) {
+    case CL_EVENT_COMMAND_QUEUE: return ReturnValue(e->queue, size, value, size_ret);
+    case CL_EVENT_CONTEXT: return ReturnValue(e->context, size, value, size_ret);
+    case CL_EVENT_COMMAND_TYPE: return ReturnValue(e->type, size, value, size_ret);
+    case CL_EVENT_REFERENCE_COUNT: return ReturnValue<cl_uint>(e->app_refs.load(), size, value, size_ret);
+    case CL_EVENT_COMMAND_EXECUTION_STATUS: {
+      if (value && size < sizeof(cl_int)) return CL_INVALID_VALUE;
+      cl_int st = RemoteStatus(e);
+      return ReturnValue(st, size, value, size_ret);
+    }
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+cl_int RetainEvent(cl_event e) {
+  if (!ValidEvent(e)) return CL_INVALID_EVENT;
+  e->app_refs++;
+  Hold(e);
+  return CL_SUCCESS;
+}
+
+cl_int ReleaseEvent(cl_event e) {
+  if (!ValidEvent(e)) return CL_INVALID_EVENT;
+  if (e->app_refs.fetch_sub(1) == 1) {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u8(static_cast<uint8_t>(proto::ObjType::Event));
+    w.u64(e->id);
+    e->conn().Send(Op::Release, body);
+  }
+  Drop(e);
+  return CL_SUCCESS;
+}
+
+cl_event CreateUserEvent(cl_context ctx, cl_int* err) {
+  if (!ValidContext(ctx)) return SetErr(err, CL_INVALID_CONTEXT), nullptr;
+  auto* e = new _cl_event();
+  e->context = ctx;
+  Hold(ctx);
+  e->type = CL_COMMAND_USER;
+  e->id = ctx->conn->NewId();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(e->id);
+  w.u64(ctx->id);
+  ctx->conn->Send(Op::CreateUserEvent, body);
+  SetErr(err, CL_SUCCESS);
+  return e;
+}
+
+cl_int SetUserEventStatus(cl_event e, cl_int status) {
+  // CL_INVALID_EVENT if event is not a valid user event object
+  if (!ValidEvent(e) || e->type != CL_COMMAND_USER) return CL_INVALID_EVENT;
+  // CL_INVALID_VALUE if execution_status is not CL_COMPLETE or a negative integer value
+  if (status > 0) return CL_INVALID_VALUE;
+  {
+    // CL_INVALID_OPERATION if the execution_status has already been changed
+    std::lock_guard lk(e->mu);
+    if (e->local_status <= 0) return CL_INVALID_OPERATION;
+    e->local_status = status;
+  }
+  e->cv.notify_all();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(e->id);
+  w.i32(status);
+  e->conn().Send(Op::SetUserEventStatus, body);
+  // Commands waiting on this event are on the server: let them go now.
+  e->conn().Flush();
+  bool has_callbacks;
+  {
+    std::lock_guard lk(e->mu);
+    has_callbacks = !e->callbacks.empty();
+  }
+  if (has_callbacks) Complete(e, status);
+  return CL_SUCCESS;
+}
+
+cl_int SetEventCallback(cl_event e, cl_int type, void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
+                        void* data) {
+  if (!ValidEvent(e)) return CL_INVALID_EVENT;
+  // CL_INVALID_VALUE if pfn_event_notify is NULL or if command_exec_callback_type is not
+  // CL_SUBMITTED, CL_RUNNING or CL_COMPLETE
+  if (!fn || (type != CL_SUBMITTED && type != CL_RUNNING && type != CL_COMPLETE))
+    return CL_INVALID_VALUE;
+  bool done, watch = false;
+  {
+    std::lock_guard lk(e->mu);
+    done = e->local_status <= 0 && (!e->is_read || e->landed);
+    if (!done) {
+      // Callbacks for SUBMITTED and RUNNING are called no earlier than those states; we
+      // call them at completion, which the specification allows.
+      e->callbacks.push_back({fn, data});
+      if (!e->watching && e->type != CL_COMMAND_USER) {
+        e->watching = true;
+        watch = true;
+      }
+    }
+  }
+  if (done) {
+    cl_int st;
+    {
+      std::lock_guard lk(e->mu);
+      st = e->local_status;
+    }
+    Hold(e);
+    Callbacks().Post([e, fn, data, st] {
+      fn(e, st < 0 ? st : CL_COMPLETE, data);
+      Drop(e);
+    });
+    return CL_SUCCESS;
+  }
+  if (watch) {
+    Hold(e);
+    {
+      std::lock_guard lk(g_watch_mu);
+      g_watched[{&e->conn(), e->id}] = e;
+    }
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u64(e->id);
+    e->conn().Send(Op::WatchEvent, body);
+  }
+  return CL_SUCCESS;
+}
+
+cl_int GetEventProfilingInfo(cl_event e, cl_profiling_info param, size_t size, void* value,
+                             size_t* size_ret) {
+  if (!ValidEvent(e)) return CL_INVALID_EVENT;
+  int slot = param == CL_PROFILING_COMMAND_QUEUED   ? 0
+             : param == CL_PROFILING_COMMAND_SUBMIT ? 1
+             : param == CL_PROFILING_COMMAND_START  ? 2
+             : param == CL_PROFILING_COMMAND_END    ? 3
+             : param == CL_PROFILING_COMMAND_COMPLETE ? 3
+                                                      : -1;
+  if (slot < 0) return CL_INVALID_VALUE;
+  // CL_PROFILING_INFO_NOT_AVAILABLE if the queue lacks CL_QUEUE_PROFILING_ENABLE, the event
+  // is a user event, or it has not completed
+  if (!e->profiling || e->type == CL_COMMAND_USER) return CL_PROFILING_INFO_NOT_AVAILABLE;
+  {
+    std::lock_guard lk(e->mu);
+    if (e->has_times) return ReturnValue(e->times[slot], size, value, size_ret);
+  }
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(e->id);
+  Reply rep = e->conn().Call(Op::GetEventProfiling, body);
+  if (!rep.status.ok()) return rep.status.code() == CL_OUT_OF_RESOURCES ? CL_OUT_OF_RESOURCES
+                                                                         : CL_PROFILING_INFO_NOT_AVAILABLE;
+  proto::Reader r = rep.reader();
+  cl_ulong t[4];
+  for (auto& x : t) x = r.u64();
+  std::lock_guard lk(e->mu);
+  std::memcpy(e->times, t, sizeof(t));
+  e->has_times = true;
+  return ReturnValue(e->times[slot], size, value, size_ret);
+}
+
+}  // namespace rgpu::client
+
+_cl_event::~_cl_event() {
+  rgpu::client::Drop(queue);
+  rgpu::client::Drop(context);
+}

@@ -1,0 +1,242 @@
+// librgpu-icd: the OpenCL objects the application holds, and helpers shared by the files
+// that implement the API (one file per object family).
+//
+// Every object starts with the ICD dispatch pointer (cl_khr_icd), then a type tag that
+// each entry point checks before trusting the handle. An object lives while the
+// application holds it (app_refs) or another object needs it (total): releasing a context
+// whose buffers are still alive tells the server at once but keeps our bookkeeping.
+#pragma once
+
+#include <CL/cl.h>
+#include <CL/cl_icd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/connection.h"
+#include "proto/wire.h"
+
+namespace rgpu::client {
+
+extern cl_icd_dispatch g_dispatch;
+
+enum class Tag : uint32_t {
+  Platform = 0x52504c54,
+  Device = 0x52444556,
+  Context = 0x52435458,
+  Queue = 0x52515545,
+  Mem = 0x524d454d,
+  Program = 0x52505247,
+  Kernel = 0x524b524e,
+  Event = 0x52455654,
+  Dead = 0xdeadbeef,
+};
+
+struct ObjectBase {
+  cl_icd_dispatch* dispatch = &g_dispatch;
+  Tag tag;
+  std::atomic<int> app_refs{1};
+  std::atomic<int> total{1};
+  explicit ObjectBase(Tag t) : tag(t) {}
+  // Not virtual: the dispatch pointer must be the first word of every object, so no vtable.
+  ~ObjectBase() { tag = Tag::Dead; }
+};
+
+template <typename T>
+void Hold(T* o) {
+  if (o) o->total.fetch_add(1);
+}
+template <typename T>
+void Drop(T* o) {
+  if (o && o->total.fetch_sub(1) == 1) delete o;
+}
+
+}  // namespace rgpu::client
+
+struct _cl_platform_id : rgpu::client::ObjectBase {
+  _cl_platform_id() : ObjectBase(rgpu::client::Tag::Platform) {}
+};
+
+struct _cl_device_id : rgpu::client::ObjectBase {
+  _cl_device_id() : ObjectBase(rgpu::client::Tag::Device) {}
+  std::shared_ptr<rgpu::client::Connection> conn;
+  uint32_t index = 0;  // the device's number on its server
+  std::map<uint32_t, std::vector<uint8_t>> info;  // host-form answers, as we present them
+  template <typename T>
+  T Get(cl_uint param, T fallback = T{}) const {
+    auto it = info.find(param);
+    if (it == info.end() || it->second.size() < sizeof(T)) return fallback;
+    T v;
+    std::memcpy(&v, it->second.data(), sizeof(T));
+    return v;
+  }
+};
+
+struct _cl_context : rgpu::client::ObjectBase {
+  _cl_context() : ObjectBase(rgpu::client::Tag::Context) {}
+  ~_cl_context();
+  std::shared_ptr<rgpu::client::Connection> conn;
+  uint64_t id = 0;
+  std::vector<cl_device_id> devices;
+  std::vector<cl_context_properties> properties;
+  void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
+  void* notify_data = nullptr;
+  bool HasDevice(cl_device_id d) const;
+};
+
+struct _cl_command_queue : rgpu::client::ObjectBase {
+  _cl_command_queue() : ObjectBase(rgpu::client::Tag::Queue) {}
+  ~_cl_command_queue();
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  uint64_t id = 0;
+  cl_command_queue_properties properties = 0;
+  // Reads whose data has not reached the application yet (see event.cpp).
+  std::mutex mu;
+  std::condition_variable cv;
+  int pending_reads = 0;  // GUARDED_BY(mu)
+  void WaitReads();
+  rgpu::client::Connection& conn() const { return *context->conn; }
+};
+
+struct Mapping {
+  void* ptr;
+  size_t offset, size;
+  cl_map_flags flags;
+  bool owned;  // allocated by us (not the application's USE_HOST_PTR memory)
+};
+
+struct _cl_mem : rgpu::client::ObjectBase {
+  _cl_mem() : ObjectBase(rgpu::client::Tag::Mem) {}
+  ~_cl_mem();
+  cl_context context = nullptr;
+  uint64_t id = 0;
+  cl_mem_flags flags = 0;
+  size_t size = 0;
+  void* host_ptr = nullptr;
+  cl_mem parent = nullptr;  // sub-buffers
+  size_t origin = 0;
+  std::mutex mu;
+  std::vector<Mapping> maps;  // GUARDED_BY(mu)
+  struct Destructor {
+    void(CL_CALLBACK* fn)(cl_mem, void*);
+    void* data;
+  };
+  std::vector<Destructor> destructors;  // GUARDED_BY(mu)
+};
+
+struct _cl_program : rgpu::client::ObjectBase {
+  _cl_program() : ObjectBase(rgpu::client::Tag::Program) {}
+  ~_cl_program();
+  cl_context context = nullptr;
+  uint64_t id = 0;
+  std::string source;
+  bool from_binary = false;
+  std::mutex mu;
+  std::map<std::string, cl_uint> kernels;  // GUARDED_BY(mu): name -> argument count
+  bool built = false;                      // GUARDED_BY(mu)
+  std::atomic<int> kernel_count{0};        // live kernels (CL_INVALID_OPERATION on rebuild)
+};
+
+struct _cl_kernel : rgpu::client::ObjectBase {
+  _cl_kernel() : ObjectBase(rgpu::client::Tag::Kernel) {}
+  ~_cl_kernel();
+  cl_program program = nullptr;
+  uint64_t id = 0;
+  std::string name;
+  cl_uint num_args = 0;
+  std::mutex mu;
+  std::vector<bool> arg_set;  // GUARDED_BY(mu)
+};
+
+struct _cl_event : rgpu::client::ObjectBase {
+  _cl_event() : ObjectBase(rgpu::client::Tag::Event) {}
+  ~_cl_event();
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;  // null for user events
+  uint64_t id = 0;
+  cl_command_type type = 0;
+  bool profiling = false;
+  // Local knowledge: a read's event completes here only once its data has landed.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool is_read = false;           // set before the event is shared
+  bool landed = false;            // GUARDED_BY(mu)
+  cl_int local_status = 1;        // GUARDED_BY(mu); >0 = unknown, else CL_COMPLETE or error
+  bool watching = false;          // GUARDED_BY(mu): server will send EventDone
+  struct Callback {
+    void(CL_CALLBACK* fn)(cl_event, cl_int, void*);
+    void* data;
+  };
+  std::vector<Callback> callbacks;  // GUARDED_BY(mu)
+  bool has_times = false;           // GUARDED_BY(mu)
+  cl_ulong times[4] = {0, 0, 0, 0}; // GUARDED_BY(mu)
+  rgpu::client::Connection& conn() const { return *context->conn; }
+};
+
+namespace rgpu::client {
+
+// --- handle checks, as the spec words them per entry point ---
+template <typename T>
+inline bool Valid(T* o, Tag t) {
+  return o != nullptr && o->tag == t;
+}
+inline bool ValidContext(cl_context c) { return Valid(c, Tag::Context); }
+inline bool ValidQueue(cl_command_queue q) { return Valid(q, Tag::Queue); }
+inline bool ValidMem(cl_mem m) { return Valid(m, Tag::Mem); }
+inline bool ValidProgram(cl_program p) { return Valid(p, Tag::Program); }
+inline bool ValidKernel(cl_kernel k) { return Valid(k, Tag::Kernel); }
+inline bool ValidEvent(cl_event e) { return Valid(e, Tag::Event); }
+inline bool ValidDevice(cl_device_id d) { return Valid(d, Tag::Device); }
+
+cl_platform_id ThePlatform();
+// Connects to the configured servers (once; again after a while if none answered).
+std::vector<cl_device_id> AllDevices();
+
+// Copies an info answer out the way every clGet*Info does.
+cl_int ReturnInfo(const void* value, size_t value_size, size_t param_value_size,
+                  void* param_value, size_t* param_value_size_ret);
+template <typename T>
+cl_int ReturnValue(const T& v, size_t size, void* out, size_t* size_ret) {
+  return ReturnInfo(&v, sizeof(T), size, out, size_ret);
+}
+inline cl_int ReturnString(const std::string& s, size_t size, void* out, size_t* size_ret) {
+  return ReturnInfo(s.c_str(), s.size() + 1, size, out, size_ret);
+}
+// Asks the server for an info value and hands it back in host form.
+cl_int RemoteInfo(Connection& c, proto::InfoFamily family, uint64_t id, cl_uint param,
+                  int32_t device, uint32_t aux, size_t size, void* out, size_t* size_ret);
+
+inline cl_int SetErr(cl_int* errcode_ret, cl_int code) {
+  if (errcode_ret) *errcode_ret = code;
+  return code;
+}
+
+// Wait-list rules shared by every clEnqueue*: returns CL_SUCCESS or the error to return.
+cl_int CheckWaitList(cl_context ctx, cl_uint n, const cl_event* list);
+// Writes the common enqueue prefix (queue, new event id, wait list).
+void PutCommandHeader(proto::Writer& w, cl_command_queue q, uint64_t event_id, cl_uint n,
+                      const cl_event* list);
+// Makes the event object an enqueue returns (when the application asked for one).
+cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id);
+// Waits until every read this command could overlap has landed in host memory.
+void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list);
+// Waits for an event locally (data landed) and remotely (device finished).
+cl_int WaitEvents(cl_uint n, const cl_event* list);
+// Marks a read's data as landed (or failed) and runs what waited for it.
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status);
+void ContextNotify(cl_context c, const std::string& msg);
+void RegisterConnectionCallbacks(const std::shared_ptr<Connection>& conn);
+
+// Tracks which cl_mem values are ours, so clSetKernelArg can tell a buffer from bytes.
+bool IsOurMem(const void* p);
+void TrackMem(cl_mem m, bool add);
+
+}  // namespace rgpu::client

@@ -1,0 +1,232 @@
+// Buffers and sub-buffers. Images are not supported (see docs/architecture.md).
+#include <unordered_set>
+
+#include "client/icd.h"
+
+namespace rgpu::client {
+
+using proto::Op;
+using proto::Writer;
+
+namespace {
+std::mutex g_mems_mu;
+std::unordered_set<const void*> g_mems;  // GUARDED_BY(g_mems_mu)
+
+constexpr cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+constexpr cl_mem_flags kHostAccessFlags =
+    CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+constexpr cl_mem_flags kHostPtrFlags =
+    CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+
+bool OneOrNone(cl_mem_flags f) { return (f & (f - 1)) == 0; }
+}  // namespace
+
+bool IsOurMem(const void* p) {
+  std::lock_guard lk(g_mems_mu);
+  return g_mems.count(p) != 0;
+}
+void TrackMem(cl_mem m, bool add) {
+  std::lock_guard lk(g_mems_mu);
+  if (add) g_mems.insert(m);
+  else g_mems.erase(m);
+}
+
+cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  if (!ValidContext(ctx)) return SetErr(err, CL_INVALID_CONTEXT), nullptr;
+  if (flags == 0) flags = CL_MEM_READ_WRITE;
+  // CL_INVALID_VALUE if values specified in flags are not valid
+  const cl_mem_flags known = kAccessFlags | kHostAccessFlags | kHostPtrFlags;
+  if ((flags & ~known) || !OneOrNone(flags & kAccessFlags) || !OneOrNone(flags & kHostAccessFlags) ||
+      ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // CL_INVALID_BUFFER_SIZE if size is 0 or greater than CL_DEVICE_MAX_MEM_ALLOC_SIZE for
+  // all devices in context
+  size_t max_alloc = 0;
+  for (auto* d : ctx->devices)
+    max_alloc = std::max<size_t>(max_alloc, d->Get<cl_ulong>(CL_DEVICE_MAX_MEM_ALLOC_SIZE));
+  if (size == 0 || size > max_alloc) return SetErr(err, CL_INVALID_BUFFER_SIZE), nullptr;
+  // CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
+  // are set in flags or if host_ptr is not NULL but they are not set
+  bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  if (wants_ptr != (host_ptr != nullptr)) return SetErr(err, CL_INVALID_HOST_PTR), nullptr;
+
+  auto* m = new _cl_mem();
+  m->context = ctx;
+  Hold(ctx);
+  m->flags = flags;
+  m->size = size;
+  m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : nullptr;
+  m->id = ctx->conn->NewId();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(m->id);
+  w.u64(ctx->id);
+  // Host-pointer flags describe client memory; the server allocates device memory only.
+  w.u64(flags & ~kHostPtrFlags);
+  w.u64(size);
+  w.u64(wants_ptr ? size : 0);
+  Status s = ctx->conn->Send(Op::CreateBuffer, body, wants_ptr ? host_ptr : nullptr,
+                             wants_ptr ? size : 0);
+  if (!s.ok()) {
+    Drop(m);
+    return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;
+  }
+  TrackMem(m, true);
+  SetErr(err, CL_SUCCESS);
+  return m;
+}
+
+cl_mem CreateBufferWithProperties(cl_context ctx, const cl_mem_properties* props,
+                                  cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
+  if (props && *props != 0) return SetErr(err, CL_INVALID_PROPERTY), nullptr;
+  return CreateBuffer(ctx, flags, size, host_ptr, err);
+}
+
+cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
+                       const void* info, cl_int* err) {
+  // CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer
+  if (!ValidMem(parent) || parent->parent) return SetErr(err, CL_INVALID_MEM_OBJECT), nullptr;
+  if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return SetErr(err, CL_INVALID_VALUE), nullptr;
+  if ((flags & (kHostPtrFlags | ~(kAccessFlags | kHostAccessFlags))) ||
+      !OneOrNone(flags & kAccessFlags) || !OneOrNone(flags & kHostAccessFlags))
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // Access flags the parent forbids are invalid (a write-only sub-buffer of a read-only one).
+  if (((parent->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+      ((parent->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))))
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  const auto* region = static_cast<const cl_buffer_region*>(info);
+  // CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure is 0
+  if (region->size == 0) return SetErr(err, CL_INVALID_BUFFER_SIZE), nullptr;
+  // CL_INVALID_VALUE if the region is out of bounds of buffer
+  if (region->origin > parent->size || region->size > parent->size - region->origin)
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context associated with
+  // buffer for which the origin value is aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN
+  bool aligned = false;
+  for (auto* d : parent->context->devices) {
+    cl_uint bits = d->Get<cl_uint>(CL_DEVICE_MEM_BASE_ADDR_ALIGN, 8);
+    if (region->origin % std::max<cl_uint>(bits / 8, 1) == 0) aligned = true;
+  }
+  if (!aligned) return SetErr(err, CL_MISALIGNED_SUB_BUFFER_OFFSET), nullptr;
+  if ((flags & kAccessFlags) == 0) flags |= parent->flags & kAccessFlags;
+  if ((flags & kHostAccessFlags) == 0) flags |= parent->flags & kHostAccessFlags;
+  auto* m = new _cl_mem();
+  m->context = parent->context;
+  Hold(m->context);
+  m->parent = parent;
+  Hold(parent);
+  m->flags = flags | (parent->flags & kHostPtrFlags);
+  m->size = region->size;
+  m->origin = region->origin;
+  if (parent->host_ptr) m->host_ptr = static_cast<char*>(parent->host_ptr) + region->origin;
+  m->id = m->context->conn->NewId();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(m->id);
+  w.u64(parent->id);
+  w.u64(flags);
+  w.u64(region->origin);
+  w.u64(region->size);
+  m->context->conn->Send(Op::CreateSubBuffer, body);
+  TrackMem(m, true);
+  SetErr(err, CL_SUCCESS);
+  return m;
+}
+
+
+cl_int RetainMemObject(cl_mem m) {
+  if (!ValidMem(m)) return CL_INVALID_MEM_OBJECT;
+  m->app_refs++;
+  Hold(m);
+  return CL_SUCCESS;
+}
+
+cl_int ReleaseMemObject(cl_mem m) {
+  if (!ValidMem(m)) return CL_INVALID_MEM_OBJECT;
+  if (m->app_refs.fetch_sub(1) == 1) {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u8(static_cast<uint8_t>(proto::ObjType::Mem));
+    w.u64(m->id);
+    m->context->conn->Send(Op::Release, body);
+    TrackMem(m, false);
+    // Destructor callbacks run in reverse order of registration, once the memory is gone
+    // from the application's point of view.
+    std::vector<_cl_mem::Destructor> ds;
+    {
+      std::lock_guard lk(m->mu);
+      ds.swap(m->destructors);
+      for (auto& map : m->maps)
+        if (map.owned) std::free(map.ptr);
+      m->maps.clear();
+    }
+    for (auto it = ds.rbegin(); it != ds.rend(); ++it) it->fn(m, it->data);
+  }
+  Drop(m);
+  return CL_SUCCESS;
+}
+
+cl_int SetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK* fn)(cl_mem, void*), void* data) {
+  if (!ValidMem(m)) return CL_INVALID_MEM_OBJECT;
+  if (!fn) return CL_INVALID_VALUE;
+  std::lock_guard lk(m->mu);
+  m->destructors.push_back({fn, data});
+  return CL_SUCCESS;
+}
+
+cl_int GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, size_t* size_ret) {
+  if (!ValidMem(m)) return CL_INVALID_MEM_OBJECT;
+  switch (param) {
+    case CL_MEM_TYPE: return ReturnValue<cl_mem_object_type>(CL_MEM_OBJECT_BUFFER, size, value, size_ret);
+    case CL_MEM_FLAGS: return ReturnValue(m->flags, size, value, size_ret);
+    case CL_MEM_SIZE: return ReturnValue(m->size, size, value, size_ret);
+    case CL_MEM_HOST_PTR: return ReturnValue(m->host_ptr, size, value, size_ret);
+    case CL_MEM_MAP_COUNT: {
+      std::lock_guard lk(m->mu);
+      return ReturnValue<cl_uint>(m->maps.size(), size, value, size_ret);
+    }
+    case CL_MEM_REFERENCE_COUNT: return ReturnValue<cl_uint>(m->app_refs.load(), size, value, size_ret);
+    case CL_MEM_CONTEXT: return ReturnValue(m->context, size, value, size_ret);
+    case CL_MEM_ASSOCIATED_MEMOBJECT: return ReturnValue(m->parent, size, value, size_ret);
+    case CL_MEM_OFFSET: return ReturnValue(m->origin, size, value, size_ret);
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+// ------------------------------------------------------------------ images: not offered
+
+cl_mem CreateImage(cl_context ctx, cl_mem_flags, const cl_image_format*, const cl_image_desc*,
+                   void*, cl_int* err) {
+  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
+}
+cl_mem CreateImage2D(cl_context ctx, cl_mem_flags, const cl_image_format*, size_t, size_t, size_t,
+                     void*, cl_int* err) {
+  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
+}
+cl_mem CreateImage3D(cl_context ctx, cl_mem_flags, const cl_image_format*, size_t, size_t, size_t,
+                     size_t, size_t, void*, cl_int* err) {
+  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
+}
+cl_int GetSupportedImageFormats(cl_context ctx, cl_mem_flags, cl_mem_object_type, cl_uint,
+                                cl_image_format*, cl_uint* n) {
+  if (!ValidContext(ctx)) return CL_INVALID_CONTEXT;
+  if (n) *n = 0;
+  return CL_SUCCESS;
+}
+cl_int GetImageInfo(cl_mem m, cl_image_info, size_t, void*, size_t*) {
+  return ValidMem(m) ? CL_INVALID_MEM_OBJECT : CL_INVALID_MEM_OBJECT;  // no images exist
+}
+cl_sampler CreateSampler(cl_context ctx, cl_bool, cl_addressing_mode, cl_filter_mode, cl_int* err) {
+  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
+}
+cl_int RetainSampler(cl_sampler) { return CL_INVALID_SAMPLER; }
+cl_int ReleaseSampler(cl_sampler) { return CL_INVALID_SAMPLER; }
+cl_int GetSamplerInfo(cl_sampler, cl_sampler_info, size_t, void*, size_t*) { return CL_INVALID_SAMPLER; }
+cl_int EnqueueImageOp() { return CL_INVALID_OPERATION; }
+
+}  // namespace rgpu::client
+
+_cl_mem::~_cl_mem() {
+  rgpu::client::Drop(parent);
+  rgpu::client::Drop(context);
+}

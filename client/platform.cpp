@@ -1,0 +1,264 @@
+// The rgpu platform and its devices; the ICD entry points the loader looks up.
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <sstream>
+
+#include "client/icd.h"
+#include "proto/info.h"
+
+namespace rgpu::client {
+namespace {
+
+constexpr char kPlatformVersion[] = "OpenCL 1.2 rgpu 0.1.0";
+// How long we try each server before reporting no devices; servers are tried in parallel.
+constexpr auto kConnectTimeout = std::chrono::milliseconds(1500);
+// After no server answered, wait this long before trying again on the next query.
+constexpr auto kRetryAfter = std::chrono::seconds(2);
+
+std::mutex g_devices_mu;
+std::vector<cl_device_id> g_devices;  // GUARDED_BY(g_devices_mu)
+std::chrono::steady_clock::time_point g_last_attempt;  // GUARDED_BY(g_devices_mu)
+bool g_attempted = false;  // GUARDED_BY(g_devices_mu)
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string AsString(const std::vector<uint8_t>& v) {
+  std::string s(v.begin(), v.end());
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+void SetString(std::vector<uint8_t>& v, const std::string& s) {
+  v.assign(s.begin(), s.end());
+  v.push_back(0);
+}
+
+// Extensions that need no entry point we lack (compiler-side features) pass through.
+bool ExtensionServed(const std::string& e) {
+  static const char* kPrefixes[] = {"cl_khr_fp64", "cl_khr_fp16", "cl_khr_int64",
+                                    "cl_khr_global_int32", "cl_khr_local_int32",
+                                    "cl_khr_byte_addressable_store", "cl_khr_icd",
+                                    "cl_nv_compiler_options", "cl_nv_device_attribute_query",
+                                    "cl_nv_pragma_unroll", "cl_khr_subgroup_", "cl_khr_integer_dot",
+                                    "cl_khr_extended_bit_ops", "cl_intel_subgroups"};
+  for (const char* p : kPrefixes)
+    if (e.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// The device as the application sees it: the server's answers, except where rgpu speaks
+// for itself (the OpenCL version it implements, images, extensions needing entry points).
+void PresentDevice(_cl_device_id* d) {
+  auto& info = d->info;
+  // Queries newer than OpenCL 1.2 answer CL_INVALID_VALUE, as on a 1.2 device.
+  for (auto it = info.begin(); it != info.end();)
+    it = (it->first >= 0x104A && it->first < 0x4000) ? info.erase(it) : std::next(it);
+  auto version = AsString(info[CL_DEVICE_VERSION]);  // "OpenCL X.Y vendor-specific"
+  std::string rest = version.size() > 10 ? version.substr(10) : "";
+  if (auto sp = rest.find(' '); sp != std::string::npos) rest = rest.substr(sp);
+  else rest = "";
+  SetString(info[CL_DEVICE_VERSION], "OpenCL 1.2" + rest);
+  SetString(info[CL_DEVICE_OPENCL_C_VERSION], "OpenCL C 1.2 ");
+  cl_bool no = CL_FALSE;
+  info[CL_DEVICE_IMAGE_SUPPORT].assign(reinterpret_cast<uint8_t*>(&no),
+                                       reinterpret_cast<uint8_t*>(&no) + sizeof(no));
+  std::string ext_out;
+  for (const auto& e : Split(AsString(info[CL_DEVICE_EXTENSIONS]), ' '))
+    if (ExtensionServed(e)) ext_out += e + " ";
+  SetString(info[CL_DEVICE_EXTENSIONS], ext_out);
+  SetString(info[CL_DEVICE_BUILT_IN_KERNELS], "");
+  cl_uint zero = 0;
+  for (cl_uint p : {CL_DEVICE_MAX_READ_IMAGE_ARGS, CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
+                    CL_DEVICE_MAX_SAMPLERS, CL_DEVICE_PARTITION_MAX_SUB_DEVICES})
+    info[p].assign(reinterpret_cast<uint8_t*>(&zero), reinterpret_cast<uint8_t*>(&zero) + 4);
+  // No sub-devices: an empty partition list is {0}.
+  cl_device_partition_property none = 0;
+  info[CL_DEVICE_PARTITION_PROPERTIES].assign(reinterpret_cast<uint8_t*>(&none),
+                                              reinterpret_cast<uint8_t*>(&none) + sizeof(none));
+  info[CL_DEVICE_PARTITION_TYPE].clear();
+  cl_device_affinity_domain nod = 0;
+  info[CL_DEVICE_PARTITION_AFFINITY_DOMAIN].assign(reinterpret_cast<uint8_t*>(&nod),
+                                                   reinterpret_cast<uint8_t*>(&nod) + sizeof(nod));
+}
+
+}  // namespace
+
+cl_platform_id ThePlatform() {
+  static _cl_platform_id platform;
+  return &platform;
+}
+
+std::vector<cl_device_id> AllDevices() {
+  std::lock_guard lk(g_devices_mu);
+  auto now = std::chrono::steady_clock::now();
+  if (!g_devices.empty() || (g_attempted && now - g_last_attempt < kRetryAfter)) return g_devices;
+  g_attempted = true;
+  g_last_attempt = now;
+  const char* env = std::getenv("RGPU_SERVER");
+  std::vector<std::string> servers = Split(env && *env ? env : "127.0.0.1:7420", ',');
+  const char* tok = std::getenv("RGPU_TOKEN");
+  std::string token = tok ? tok : "";
+  std::vector<std::future<Result<std::shared_ptr<Connection>>>> attempts;
+  for (const auto& s : servers)
+    attempts.push_back(std::async(std::launch::async, [s, token] {
+      return Connection::Open(s, token, kConnectTimeout);
+    }));
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    auto conn = attempts[i].get();
+    if (!conn.ok()) {
+      if (std::getenv("RGPU_DEBUG") || conn.status().message().find("refused:") != std::string::npos)
+        std::fprintf(stderr, "rgpu: no devices from %s: %s\n", servers[i].c_str(),
+                     conn.status().message().c_str());
+      continue;
+    }
+    RegisterConnectionCallbacks(*conn);
+    for (size_t di = 0; di < (*conn)->devices().size(); ++di) {
+      auto* d = new _cl_device_id();
+      d->conn = *conn;
+      d->index = static_cast<uint32_t>(di);
+      d->info = (*conn)->devices()[di].info;
+      PresentDevice(d);
+      g_devices.push_back(d);
+    }
+  }
+  return g_devices;
+}
+
+cl_int ReturnInfo(const void* value, size_t value_size, size_t param_value_size,
+                  void* param_value, size_t* param_value_size_ret) {
+  if (param_value) {
+    // CL_INVALID_VALUE if size in bytes specified by param_value_size is < size of return type
+    if (param_value_size < value_size) return CL_INVALID_VALUE;
+    if (value_size) std::memcpy(param_value, value, value_size);
+  }
+  if (param_value_size_ret) *param_value_size_ret = value_size;
+  return CL_SUCCESS;
+}
+
+cl_int RemoteInfo(Connection& c, proto::InfoFamily family, uint64_t id, cl_uint param,
+                  int32_t device, uint32_t aux, size_t size, void* out, size_t* size_ret) {
+  std::vector<uint8_t> body;
+  proto::Writer w(&body);
+  w.u8(static_cast<uint8_t>(family));
+  w.u64(id);
+  w.u32(param);
+  w.i32(device);
+  w.u32(aux);
+  Reply rep = c.Call(proto::Op::GetInfo, body);
+  if (!rep.status.ok()) return rep.status.code();
+  proto::Reader r = rep.reader();
+  std::vector<uint8_t> v;
+  if (!proto::DecodeInfo(r, &v)) return CL_OUT_OF_RESOURCES;
+  return ReturnInfo(v.data(), v.size(), size, out, size_ret);
+}
+
+// ------------------------------------------------------------------ API
+
+cl_int GetPlatformInfo(cl_platform_id platform, cl_platform_info param, size_t size, void* value,
+                       size_t* size_ret) {
+  // CL_INVALID_PLATFORM if platform is not a valid platform
+  if (platform != nullptr && platform != ThePlatform()) return CL_INVALID_PLATFORM;
+  switch (param) {
+    case CL_PLATFORM_PROFILE: return ReturnString("FULL_PROFILE", size, value, size_ret);
+    case CL_PLATFORM_VERSION: return ReturnString(kPlatformVersion, size, value, size_ret);
+    case CL_PLATFORM_NAME: return ReturnString("rgpu", size, value, size_ret);
+    case CL_PLATFORM_VENDOR: return ReturnString("rgpu project", size, value, size_ret);
+    case CL_PLATFORM_EXTENSIONS: return ReturnString("cl_khr_icd", size, value, size_ret);
+    case CL_PLATFORM_ICD_SUFFIX_KHR: return ReturnString("RGPU", size, value, size_ret);
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+cl_int GetDeviceIDs(cl_platform_id platform, cl_device_type type, cl_uint num_entries,
+                    cl_device_id* devices, cl_uint* num_devices) {
+  if (platform != nullptr && platform != ThePlatform()) return CL_INVALID_PLATFORM;
+  // CL_INVALID_VALUE if num_entries is equal to zero and devices is not NULL or if both
+  // num_devices and devices are NULL
+  if ((num_entries == 0 && devices) || (!num_devices && !devices)) return CL_INVALID_VALUE;
+  const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
+                               CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
+  if (type != CL_DEVICE_TYPE_ALL && (type & ~known)) return CL_INVALID_DEVICE_TYPE;
+  std::vector<cl_device_id> match;
+  for (cl_device_id d : AllDevices()) {
+    cl_device_type t = d->Get<cl_device_type>(CL_DEVICE_TYPE);
+    if (type == CL_DEVICE_TYPE_ALL || (type & t) ||
+        (type == CL_DEVICE_TYPE_DEFAULT && match.empty()))
+      match.push_back(d);
+  }
+  if (type == CL_DEVICE_TYPE_DEFAULT && match.size() > 1) match.resize(1);
+  if (match.empty()) return CL_DEVICE_NOT_FOUND;
+  if (num_devices) *num_devices = static_cast<cl_uint>(match.size());
+  if (devices)
+    for (cl_uint i = 0; i < num_entries && i < match.size(); ++i) devices[i] = match[i];
+  return CL_SUCCESS;
+}
+
+cl_int GetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void* value,
+                     size_t* size_ret) {
+  if (!ValidDevice(d)) return CL_INVALID_DEVICE;
+  switch (param) {
+    case CL_DEVICE_PLATFORM: return ReturnValue(ThePlatform(), size, value, size_ret);
+    case CL_DEVICE_PARENT_DEVICE: return ReturnValue<cl_device_id>(nullptr, size, value, size_ret);
+    case CL_DEVICE_REFERENCE_COUNT: return ReturnValue<cl_uint>(1, size, value, size_ret);
+    default: break;
+  }
+  auto it = d->info.find(param);
+  if (it != d->info.end()) return ReturnInfo(it->second.data(), it->second.size(), size, value, size_ret);
+  // Newer than 1.2 (hidden on purpose) or unknown to the server: what a 1.2 device says.
+  return CL_INVALID_VALUE;
+}
+
+cl_int CreateSubDevices(cl_device_id, const cl_device_partition_property*, cl_uint, cl_device_id*,
+                        cl_uint*) {
+  return CL_INVALID_VALUE;  // partitioning is not offered (CL_DEVICE_PARTITION_MAX_SUB_DEVICES 0)
+}
+cl_int RetainDevice(cl_device_id d) { return ValidDevice(d) ? CL_SUCCESS : CL_INVALID_DEVICE; }
+cl_int ReleaseDevice(cl_device_id d) { return ValidDevice(d) ? CL_SUCCESS : CL_INVALID_DEVICE; }
+cl_int UnloadPlatformCompiler(cl_platform_id p) {
+  return p == ThePlatform() ? CL_SUCCESS : CL_INVALID_PLATFORM;
+}
+cl_int UnloadCompiler() { return CL_SUCCESS; }
+
+}  // namespace rgpu::client
+
+extern "C" {
+
+__attribute__((visibility("default"))) cl_int clIcdGetPlatformIDsKHR(cl_uint num_entries,
+                                                                    cl_platform_id* platforms,
+                                                                    cl_uint* num_platforms) {
+  if ((num_entries == 0 && platforms) || (!platforms && !num_platforms)) return CL_INVALID_VALUE;
+  if (platforms && num_entries > 0) platforms[0] = rgpu::client::ThePlatform();
+  if (num_platforms) *num_platforms = 1;
+  return CL_SUCCESS;
+}
+
+__attribute__((visibility("default"))) void* clGetExtensionFunctionAddress(const char* name) {
+  if (name && std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0)
+    return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);
+  return nullptr;
+}
+
+__attribute__((visibility("default"))) void* clGetExtensionFunctionAddressForPlatform(
+    cl_platform_id, const char* name) {
+  return clGetExtensionFunctionAddress(name);
+}
+
+__attribute__((visibility("default"))) cl_int clGetPlatformInfo(cl_platform_id platform,
+                                                               cl_platform_info param,
+                                                               size_t size, void* value,
+                                                               size_t* size_ret) {
+  return rgpu::client::GetPlatformInfo(platform, param, size, value, size_ret);
+}
+
+}  // extern "C"

@@ -1,0 +1,440 @@
+// Programs and kernels. Building is synchronous (the application needs the result); the
+// build reply lists the program's kernels and their argument counts, so creating a kernel
+// and setting its arguments are checked locally and cost no round trip.
+#include <cstdlib>
+
+#include "client/icd.h"
+
+namespace rgpu::client {
+
+using proto::InfoFamily;
+using proto::Op;
+using proto::Reader;
+using proto::Writer;
+
+namespace {
+
+void ReadKernelList(cl_program p, Reader r) {
+  uint32_t n = r.count(1 << 16, 8);
+  std::map<std::string, cl_uint> ks;
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    std::string name = r.str(4096);
+    ks[name] = r.u32();
+  }
+  std::lock_guard lk(p->mu);
+  p->kernels = std::move(ks);
+  p->built = !p->kernels.empty() || r.ok();
+}
+
+// Device indices on the server for a device list (all of the context's when null).
+bool DeviceIndices(cl_context ctx, cl_uint n, const cl_device_id* list, std::vector<uint32_t>* out) {
+  if (!list) {
+    for (auto* d : ctx->devices) out->push_back(d->index);
+    return true;
+  }
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!ValidDevice(list[i]) || !ctx->HasDevice(list[i])) return false;
+    out->push_back(list[i]->index);
+  }
+  return true;
+}
+
+_cl_program* NewProgram(cl_context ctx) {
+  auto* p = new _cl_program();
+  p->context = ctx;
+  Hold(ctx);
+  p->id = ctx->conn->NewId();
+  return p;
+}
+
+}  // namespace
+
+cl_program CreateProgramWithSource(cl_context ctx, cl_uint count, const char** strings,
+                                   const size_t* lengths, cl_int* err) {
+  if (!ValidContext(ctx)) return SetErr(err, CL_INVALID_CONTEXT), nullptr;
+  // CL_INVALID_VALUE if count is zero or if strings or any entry in strings is NULL
+  if (count == 0 || !strings) return SetErr(err, CL_INVALID_VALUE), nullptr;
+  std::string src;
+  for (cl_uint i = 0; i < count; ++i) {
+    if (!strings[i]) return SetErr(err, CL_INVALID_VALUE), nullptr;
+    if (lengths && lengths[i]) src.append(strings[i], lengths[i]);
+    else src.append(strings[i]);
+  }
+  auto* p = NewProgram(ctx);
+  p->source = src;
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(p->id);
+  w.u64(ctx->id);
+  w.str(src);
+  if (body.size() > proto::kMaxBody) {
+    Drop(p);
+    return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;
+  }
+  ctx->conn->Send(Op::CreateProgramWithSource, body);
+  SetErr(err, CL_SUCCESS);
+  return p;
+}
+
+cl_program CreateProgramWithBinary(cl_context ctx, cl_uint n, const cl_device_id* devices,
+                                   const size_t* lengths, const unsigned char** binaries,
+                                   cl_int* binary_status, cl_int* err) {
+  if (!ValidContext(ctx)) return SetErr(err, CL_INVALID_CONTEXT), nullptr;
+  // CL_INVALID_VALUE if device_list is NULL or num_devices is zero
+  if (!devices || n == 0) return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // CL_INVALID_VALUE if lengths or binaries are NULL or if any entry is zero or NULL
+  if (!lengths || !binaries) return SetErr(err, CL_INVALID_VALUE), nullptr;
+  std::vector<uint32_t> idx;
+  if (!DeviceIndices(ctx, n, devices, &idx)) return SetErr(err, CL_INVALID_DEVICE), nullptr;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!lengths[i] || !binaries[i]) {
+      if (binary_status) binary_status[i] = CL_INVALID_VALUE;
+      return SetErr(err, CL_INVALID_VALUE), nullptr;
+    }
+  }
+  auto* p = NewProgram(ctx);
+  p->from_binary = true;
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(p->id);
+  w.u64(ctx->id);
+  w.u32(n);
+  for (cl_uint i = 0; i < n; ++i) {
+    w.u32(idx[i]);
+    w.bytes(binaries[i], lengths[i]);
+  }
+  Reply rep = ctx->conn->Call(Op::CreateProgramWithBinary, body);
+  Reader r = rep.reader();
+  uint32_t ns = r.count(64, 4);
+  for (uint32_t i = 0; i < ns && i < n; ++i) {
+    int32_t st = r.i32();
+    if (binary_status) binary_status[i] = st;
+  }
+  if (!rep.status.ok()) {
+    delete p;  // the server kept nothing
+    Drop(ctx);
+    return SetErr(err, rep.status.code()), nullptr;
+  }
+  SetErr(err, CL_SUCCESS);
+  return p;
+}
+
+cl_program CreateProgramWithBuiltInKernels(cl_context ctx, cl_uint, const cl_device_id*,
+                                           const char*, cl_int* err) {
+  // No built-in kernels are offered (CL_DEVICE_BUILT_IN_KERNELS is empty).
+  return SetErr(err, ValidContext(ctx) ? CL_INVALID_VALUE : CL_INVALID_CONTEXT), nullptr;
+}
+
+
+cl_int RetainProgram(cl_program p) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  p->app_refs++;
+  Hold(p);
+  return CL_SUCCESS;
+}
+
+cl_int ReleaseProgram(cl_program p) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  if (p->app_refs.fetch_sub(1) == 1) {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u8(static_cast<uint8_t>(proto::ObjType::Program));
+    w.u64(p->id);
+    p->context->conn->Send(Op::Release, body);
+  }
+  Drop(p);
+  return CL_SUCCESS;
+}
+
+using BuildNotify = void(CL_CALLBACK*)(cl_program, void*);
+
+cl_int BuildProgram(cl_program p, cl_uint n, const cl_device_id* list, const char* options,
+                    BuildNotify notify, void* data) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  // CL_INVALID_VALUE if device_list is NULL and num_devices is greater than zero, or if
+  // device_list is not NULL and num_devices is zero; or pfn_notify NULL but user_data not
+  if ((!list && n > 0) || (list && n == 0) || (!notify && data)) return CL_INVALID_VALUE;
+  std::vector<uint32_t> idx;
+  if (!DeviceIndices(p->context, n, list, &idx)) return CL_INVALID_DEVICE;
+  // CL_INVALID_OPERATION if there are kernel objects attached to program
+  if (p->kernel_count.load() > 0) return CL_INVALID_OPERATION;
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(p->id);
+  w.u32(static_cast<uint32_t>(list ? idx.size() : 0));
+  if (list)
+    for (uint32_t i : idx) w.u32(i);
+  w.str(options ? options : "");
+  Reply rep = p->context->conn->Call(Op::BuildProgram, body);
+  ReadKernelList(p, rep.reader());
+  if (!rep.status.ok()) {
+    std::lock_guard lk(p->mu);
+    p->built = false;
+  }
+  if (notify) notify(p, data);  // the build is complete when we return: call at once
+  return rep.status.ok() ? CL_SUCCESS : rep.status.code();
+}
+
+cl_int CompileProgram(cl_program p, cl_uint n, const cl_device_id* list, const char* options,
+                      cl_uint num_headers, const cl_program* headers, const char** header_names,
+                      BuildNotify notify, void* data) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  if ((!list && n > 0) || (list && n == 0) || (!notify && data)) return CL_INVALID_VALUE;
+  // CL_INVALID_VALUE if num_input_headers is zero and header_include_names or input_headers
+  // are not NULL, or non-zero and either is NULL
+  if ((num_headers == 0) != (headers == nullptr) || (num_headers == 0) != (header_names == nullptr))
+    return CL_INVALID_VALUE;
+  std::vector<uint32_t> idx;
+  if (!DeviceIndices(p->context, n, list, &idx)) return CL_INVALID_DEVICE;
+  if (p->kernel_count.load() > 0) return CL_INVALID_OPERATION;
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(p->id);
+  w.u32(static_cast<uint32_t>(list ? idx.size() : 0));
+  if (list)
+    for (uint32_t i : idx) w.u32(i);
+  w.str(options ? options : "");
+  w.u32(num_headers);
+  for (cl_uint i = 0; i < num_headers; ++i) {
+    if (!ValidProgram(headers[i])) return CL_INVALID_PROGRAM;
+    w.u64(headers[i]->id);
+    w.str(header_names[i] ? header_names[i] : "");
+  }
+  Reply rep = p->context->conn->Call(Op::CompileProgram, body);
+  if (notify) notify(p, data);
+  return rep.status.ok() ? CL_SUCCESS : rep.status.code();
+}
+
+cl_program LinkProgram(cl_context ctx, cl_uint n, const cl_device_id* list, const char* options,
+                       cl_uint num_inputs, const cl_program* inputs, BuildNotify notify, void* data,
+                       cl_int* err) {
+  if (!ValidContext(ctx)) return SetErr(err, CL_INVALID_CONTEXT), nullptr;
+  if ((!list && n > 0) || (list && n == 0) || num_inputs == 0 || !inputs || (!notify && data))
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  std::vector<uint32_t> idx;
+  if (!DeviceIndices(ctx, n, list, &idx)) return SetErr(err, CL_INVALID_DEVICE), nullptr;
+  for (cl_uint i = 0; i < num_inputs; ++i)
+    if (!ValidProgram(inputs[i]) || inputs[i]->context != ctx)
+      return SetErr(err, CL_INVALID_PROGRAM), nullptr;
+  auto* p = NewProgram(ctx);
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(p->id);
+  w.u64(ctx->id);
+  w.u32(static_cast<uint32_t>(list ? idx.size() : 0));
+  if (list)
+    for (uint32_t i : idx) w.u32(i);
+  w.str(options ? options : "");
+  w.u32(num_inputs);
+  for (cl_uint i = 0; i < num_inputs; ++i) w.u64(inputs[i]->id);
+  Reply rep = ctx->conn->Call(Op::LinkProgram, body);
+  if (!rep.status.ok()) {
+    delete p;
+    Drop(ctx);
+    return SetErr(err, rep.status.code()), nullptr;
+  }
+  ReadKernelList(p, rep.reader());
+  if (notify) notify(p, data);
+  SetErr(err, CL_SUCCESS);
+  return p;
+}
+
+cl_int GetProgramInfo(cl_program p, cl_program_info param, size_t size, void* value,
+                      size_t* size_ret) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  cl_context ctx = p->context;
+  switch (param) {
+    case CL_PROGRAM_REFERENCE_COUNT: return ReturnValue<cl_uint>(p->app_refs.load(), size, value, size_ret);
+    case CL_PROGRAM_CONTEXT: return ReturnValue(ctx, size, value, size_ret);
+    case CL_PROGRAM_NUM_DEVICES: return ReturnValue<cl_uint>(ctx->devices.size(), size, value, size_ret);
+    case CL_PROGRAM_DEVICES:
+      return ReturnInfo(ctx->devices.data(), ctx->devices.size() * sizeof(cl_device_id), size, value,
+                        size_ret);
+    case CL_PROGRAM_SOURCE:
+      if (p->from_binary) return ReturnString("", size, value, size_ret);
+      return ReturnString(p->source, size, value, size_ret);
+    case CL_PROGRAM_BINARIES: {
+      // value is an array of pointers, one per device, each to CL_PROGRAM_BINARY_SIZES bytes.
+      size_t need = ctx->devices.size() * sizeof(unsigned char*);
+      if (size_ret) *size_ret = need;
+      if (!value) return CL_SUCCESS;
+      if (size < need) return CL_INVALID_VALUE;
+      std::vector<uint8_t> blob(16 << 20);
+      size_t got = 0;
+      cl_int rc = RemoteInfo(*ctx->conn, InfoFamily::Program, p->id, CL_PROGRAM_BINARIES, -1, 0,
+                             blob.size(), blob.data(), &got);
+      if (rc != CL_SUCCESS) return rc;
+      proto::Reader r(blob.data(), got);
+      auto** outs = static_cast<unsigned char**>(value);
+      for (size_t i = 0; i < ctx->devices.size(); ++i) {
+        auto bin = r.bytes(16 << 20);
+        if (!r.ok()) return CL_OUT_OF_RESOURCES;
+        if (outs[i]) std::memcpy(outs[i], bin.data(), bin.size());
+      }
+      return CL_SUCCESS;
+    }
+    default:
+      return RemoteInfo(*ctx->conn, InfoFamily::Program, p->id, param, -1, 0, size, value, size_ret);
+  }
+}
+
+cl_int GetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info param, size_t size,
+                           void* value, size_t* size_ret) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  if (!ValidDevice(d) || !p->context->HasDevice(d)) return CL_INVALID_DEVICE;
+  return RemoteInfo(*p->context->conn, InfoFamily::ProgramBuild, p->id, param, d->index, 0, size,
+                    value, size_ret);
+}
+
+// ------------------------------------------------------------------ kernels
+
+cl_kernel CreateKernel(cl_program p, const char* name, cl_int* err) {
+  if (!ValidProgram(p)) return SetErr(err, CL_INVALID_PROGRAM), nullptr;
+  if (!name) return SetErr(err, CL_INVALID_VALUE), nullptr;
+  cl_uint nargs;
+  {
+    std::lock_guard lk(p->mu);
+    // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for program
+    if (!p->built) return SetErr(err, CL_INVALID_PROGRAM_EXECUTABLE), nullptr;
+    // CL_INVALID_KERNEL_NAME if kernel_name is not found in program
+    auto it = p->kernels.find(name);
+    if (it == p->kernels.end()) return SetErr(err, CL_INVALID_KERNEL_NAME), nullptr;
+    nargs = it->second;
+  }
+  auto* k = new _cl_kernel();
+  k->program = p;
+  Hold(p);
+  p->kernel_count++;
+  k->name = name;
+  k->num_args = nargs;
+  k->arg_set.assign(nargs, false);
+  k->id = p->context->conn->NewId();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(k->id);
+  w.u64(p->id);
+  w.str(name);
+  p->context->conn->Send(Op::CreateKernel, body);
+  SetErr(err, CL_SUCCESS);
+  return k;
+}
+
+cl_int CreateKernelsInProgram(cl_program p, cl_uint n, cl_kernel* kernels, cl_uint* n_ret) {
+  if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
+  std::vector<std::string> names;
+  {
+    std::lock_guard lk(p->mu);
+    if (!p->built) return CL_INVALID_PROGRAM_EXECUTABLE;
+    for (auto& [name, nargs] : p->kernels) names.push_back(name);
+  }
+  // CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the number of
+  // kernels in program
+  if (kernels && n < names.size()) return CL_INVALID_VALUE;
+  if (n_ret) *n_ret = static_cast<cl_uint>(names.size());
+  if (kernels)
+    for (size_t i = 0; i < names.size(); ++i) kernels[i] = CreateKernel(p, names[i].c_str(), nullptr);
+  return CL_SUCCESS;
+}
+
+
+cl_int RetainKernel(cl_kernel k) {
+  if (!ValidKernel(k)) return CL_INVALID_KERNEL;
+  k->app_refs++;
+  Hold(k);
+  return CL_SUCCESS;
+}
+
+cl_int ReleaseKernel(cl_kernel k) {
+  if (!ValidKernel(k)) return CL_INVALID_KERNEL;
+  if (k->app_refs.fetch_sub(1) == 1) {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u8(static_cast<uint8_t>(proto::ObjType::Kernel));
+    w.u64(k->id);
+    k->program->context->conn->Send(Op::Release, body);
+  }
+  Drop(k);
+  return CL_SUCCESS;
+}
+
+cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) {
+  if (!ValidKernel(k)) return CL_INVALID_KERNEL;
+  // CL_INVALID_ARG_INDEX if arg_index is not a valid argument index
+  if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(k->id);
+  w.u32(index);
+  if (value == nullptr) {
+    // A __local argument: only its size is given. CL_INVALID_ARG_SIZE if it is 0.
+    if (size == 0) return CL_INVALID_ARG_SIZE;
+    w.u8(static_cast<uint8_t>(2));
+    w.u64(size);
+  } else if (size == sizeof(cl_mem) && (*static_cast<void* const*>(value) == nullptr ||
+                                        IsOurMem(*static_cast<void* const*>(value)))) {
+    // A buffer (or a NULL buffer); an 8-byte zero scalar takes this path too and reaches the
+    // device as the same 8 zero bytes.
+    cl_mem m = *static_cast<const cl_mem*>(value);
+    if (m && m->context != k->program->context) return CL_INVALID_MEM_OBJECT;
+    if (m == nullptr) {
+      w.u8(static_cast<uint8_t>(0));
+      w.bytes(value, size);
+    } else {
+      w.u8(static_cast<uint8_t>(1));
+      w.u64(m->id);
+    }
+  } else {
+    if (size == 0 || size > 4096) return CL_INVALID_ARG_SIZE;
+    w.u8(static_cast<uint8_t>(0));
+    w.bytes(value, size);
+  }
+  {
+    std::lock_guard lk(k->mu);
+    k->arg_set[index] = true;
+  }
+  k->program->context->conn->Send(Op::SetKernelArg, body);
+  return CL_SUCCESS;
+}
+
+cl_int GetKernelInfo(cl_kernel k, cl_kernel_info param, size_t size, void* value, size_t* size_ret) {
+  if (!ValidKernel(k)) return CL_INVALID_KERNEL;
+  switch (param) {
+    case CL_KERNEL_FUNCTION_NAME: return ReturnString(k->name, size, value, size_ret);
+    case CL_KERNEL_NUM_ARGS: return ReturnValue(k->num_args, size, value, size_ret);
+    case CL_KERNEL_REFERENCE_COUNT: return ReturnValue<cl_uint>(k->app_refs.load(), size, value, size_ret);
+    case CL_KERNEL_CONTEXT: return ReturnValue(k->program->context, size, value, size_ret);
+    case CL_KERNEL_PROGRAM: return ReturnValue(k->program, size, value, size_ret);
+    default:
+      return RemoteInfo(*k->program->context->conn, InfoFamily::Kernel, k->id, param, -1, 0, size,
+                        value, size_ret);
+  }
+}
+
+cl_int GetKernelWorkGroupInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info param,
+                              size_t size, void* value, size_t* size_ret) {
+  if (!ValidKernel(k)) return CL_INVALID_KERNEL;
+  cl_context ctx = k->program->context;
+  // CL_INVALID_DEVICE if device is not associated with kernel, or is NULL while the kernel
+  // is associated with more than one device
+  if (!d && ctx->devices.size() == 1) d = ctx->devices[0];
+  if (!ValidDevice(d) || !ctx->HasDevice(d)) return CL_INVALID_DEVICE;
+  return RemoteInfo(*ctx->conn, InfoFamily::KernelWorkGroup, k->id, param, d->index, 0, size, value,
+                    size_ret);
+}
+
+cl_int GetKernelArgInfo(cl_kernel k, cl_uint index, cl_kernel_arg_info param, size_t size,
+                        void* value, size_t* size_ret) {
+  if (!ValidKernel(k)) return CL_INVALID_KERNEL;
+  if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
+  return RemoteInfo(*k->program->context->conn, InfoFamily::KernelArg, k->id, param, -1, index,
+                    size, value, size_ret);
+}
+
+}  // namespace rgpu::client
+
+_cl_program::~_cl_program() { rgpu::client::Drop(context); }
+
+_cl_kernel::~_cl_kernel() {
+  program->kernel_count--;
+  rgpu::client::Drop(program);
+}
