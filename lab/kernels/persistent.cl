@@ -31,8 +31,8 @@ __kernel void persistent(__global volatile int* control, __global const float* p
       for (int i = lid; i < packet_len; i += size) sum = fma(packet[i], 1.0001f, sum);
       partial[lid] = sum;
       barrier(CLK_LOCAL_MEM_FENCE);
-      for (int half = size / 2; half > 0; half /= 2) {
-        if (lid < half) partial[lid] += partial[lid + half];
+      for (int stride = size / 2; stride > 0; stride /= 2) {
+        if (lid < stride) partial[lid] += partial[lid + stride];
         barrier(CLK_LOCAL_MEM_FENCE);
       }
       if (lid == 0) {

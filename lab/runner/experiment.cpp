@@ -204,8 +204,11 @@ int RunScenario(const Scenario& scenario, SharingMode& mode, const RunOptions& o
           if (on_gpu)
             for (const auto& a : mode.WorkerArgs()) spawn.argv.push_back(a);
           if (!spec.args.count("seed")) spawn.argv.push_back("--seed=" + std::to_string(copy + 1));
-          for (const auto& [key, value] : spec.args)
-            spawn.argv.push_back("--" + key + "=" + Substitute(value, tenant_count));
+          for (const auto& [key, value] : spec.args) {
+            std::string option = key;  // TOML style sync_each_piece -> --sync-each-piece
+            std::replace(option.begin(), option.end(), '_', '-');
+            spawn.argv.push_back("--" + option + "=" + Substitute(value, tenant_count));
+          }
           if (on_gpu) spawn.env = mode.WorkerEnv();
           spawn.cpus = spec.cpus;
           spawn.stderr_path = (out / "logs" /

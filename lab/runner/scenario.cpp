@@ -1,5 +1,6 @@
 #include "runner/scenario.h"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -25,13 +26,18 @@ std::string Config::Label() const {
 }
 
 std::string Config::Signature() const {
-  std::ostringstream out;
+  // Order-free: "gmem x1 + smem x1" and "smem x1 + gmem x1" run the same.
+  std::vector<std::string> parts;
   for (const auto& p : processes) {
+    std::ostringstream out;
     out << p.name << '|' << p.kernel << '|' << p.copies << '|' << p.cpus;
     for (const auto& [key, value] : p.args) out << '|' << key << '=' << value;
-    out << ';';
+    parts.push_back(out.str());
   }
-  return out.str();
+  std::sort(parts.begin(), parts.end());
+  std::string signature;
+  for (const auto& part : parts) signature += part + ';';
+  return signature;
 }
 
 namespace {
