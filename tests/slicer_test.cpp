@@ -86,6 +86,25 @@ kernel void group_sums(global const float* in, global float* partial, local floa
   if (lid == 0) partial[get_group_id(0)] = scratch[0] + (float)get_num_groups(0);
 }
 
+// The seeds/001 workload: a tiled matrix multiply placed by group ids.
+#define TS 4
+__attribute__((reqd_work_group_size(TS, TS, 1)))
+__kernel void matmul_tiled(const int n, __global const float* A, __global const float* B,
+                           __global float* C) {
+  const int row = get_local_id(1), col = get_local_id(0);
+  const int grow = TS * get_group_id(1) + row, gcol = TS * get_group_id(0) + col;
+  __local float As[TS][TS], Bs[TS][TS];
+  float acc = 0.0f;
+  for (int t = 0; t < n / TS; ++t) {
+    As[row][col] = A[grow * n + t * TS + col];
+    Bs[row][col] = B[(t * TS + row) * n + gcol];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = 0; k < TS; ++k) acc += As[row][k] * Bs[k][col];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  C[grow * n + gcol] = acc;
+}
+
 // A grid-stride loop over n elements.
 kernel void grid_stride(global uint* out, uint n) {
   for (size_t i = get_global_id(0) - get_global_offset(0); i < n; i += get_global_size(0)) {
@@ -113,7 +132,7 @@ TEST(SlicerRewrite, FindsKernelsArgumentsAndHelpers) {
   Result<RewrittenProgram> r = RewriteForSlicing(kProgram, kBuildOptions);
   ASSERT_TRUE(r.ok()) << r.reason();
   const RewrittenProgram& p = r.value();
-  ASSERT_EQ(p.kernels.size(), 4u);
+  ASSERT_EQ(p.kernels.size(), 5u);
   EXPECT_EQ(p.kernels[0].name, "probe");
   EXPECT_EQ(p.kernels[0].user_arg_count, 3u);
   EXPECT_TRUE(p.kernels[0].observes_work_groups);
@@ -123,6 +142,8 @@ TEST(SlicerRewrite, FindsKernelsArgumentsAndHelpers) {
   EXPECT_TRUE(p.FindKernel("group_sums")->observes_work_groups);
   EXPECT_EQ(p.FindKernel("grid_stride")->user_arg_count, 2u);
   EXPECT_FALSE(p.FindKernel("grid_stride")->observes_work_groups);
+  EXPECT_EQ(p.FindKernel("matmul_tiled")->user_arg_count, 4u);
+  EXPECT_TRUE(p.FindKernel("matmul_tiled")->observes_work_groups);
   EXPECT_EQ(p.FindKernel("missing"), nullptr);
   // slot() uses only get_global_id and keeps its signature.
   EXPECT_EQ(p.helpers_given_launch, (std::vector<std::string>{"flat_group", "group_of",
@@ -708,6 +729,38 @@ TEST_F(SlicerDevice, GroupReductionWithLocalMemory) {
   EXPECT_EQ(std::count(want.begin(), want.end(), -1.0f), 0);
   for (size_t n : {1, 4, 5, 24, 50}) EXPECT_EQ(RunGroupSums(Mode::kSliced, n, 24, 16), want) << n;
   EXPECT_NE(RunGroupSums(Mode::kNaive, 4, 24, 16), want);
+}
+
+TEST_F(SlicerDevice, TiledMatrixMultiply) {
+  Device& d = *g_device;
+  const cl_int n = 32;  // 8 x 8 work-groups of 4 x 4
+  std::vector<float> a(n * n), b(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>(i % 7) - 3.0f;
+    b[i] = static_cast<float>(i % 5) * 0.5f;
+  }
+  auto run = [&](Mode mode, size_t slices) {
+    std::vector<float> c(n * n, 1e30f);  // no product reaches it
+    cl_int err = CL_SUCCESS;
+    cl_mem bufs[3] = {
+        clCreateBuffer(d.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, a.size() * 4, a.data(),
+                       &err),
+        clCreateBuffer(d.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b.size() * 4, b.data(),
+                       &err),
+        clCreateBuffer(d.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, c.size() * 4,
+                       c.data(), &err)};
+    RunLaunch({"matmul_tiled", Shape(2, {}, {32, 32}, {4, 4}), mode, slices}, [&](cl_kernel k) {
+      clSetKernelArg(k, 0, sizeof n, &n);
+      for (cl_uint i = 0; i < 3; ++i) clSetKernelArg(k, i + 1, sizeof(cl_mem), &bufs[i]);
+    });
+    clEnqueueReadBuffer(d.queue, bufs[2], CL_TRUE, 0, c.size() * 4, c.data(), 0, nullptr, nullptr);
+    for (cl_mem m : bufs) clReleaseMemObject(m);
+    return c;
+  };
+  const std::vector<float> want = run(Mode::kWhole, 1);
+  EXPECT_EQ(std::count(want.begin(), want.end(), 1e30f), 0);
+  for (size_t slices : {1, 3, 8, 20}) EXPECT_EQ(run(Mode::kSliced, slices), want) << slices;
+  EXPECT_NE(run(Mode::kNaive, 3), want);
 }
 
 TEST_F(SlicerDevice, GridStrideLoop) {
