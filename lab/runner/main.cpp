@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
                              rgpud_path, policy, only, worker_dir = SelfDirectory();
   std::vector<std::string> overrides;
   int rounds = 0;
+  double round_timeout_s = 0;
   bool skip_if_no_platform = false;
 
   auto* run = app.add_subcommand("run", "run a scenario");
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
                   "timeslice, mps, opencl or rgpu; default: every mode the scenario lists");
   run->add_option("--out", out_dir, "output directory (one subdirectory per mode)");
   run->add_option("--rounds", rounds, "override the scenario's round count");
+  run->add_option("--round-timeout", round_timeout_s, "override the scenario's per-round timeout (s)");
   run->add_option("--profile", profile, "apply the scenario's [profiles.NAME] overrides");
   run->add_option("--set", overrides, "override a worker option: NAME.key=value");
   run->add_option("--only", only, "run only configs whose label contains this");
@@ -105,6 +107,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("selftest")) return SelfTest();
     Scenario scenario = LoadScenario(scenario_path, profile, overrides);
     if (rounds > 0) scenario.rounds = rounds;
+    if (round_timeout_s > 0) scenario.round_timeout_s = round_timeout_s;
     if (app.got_subcommand("list")) {
       std::cout << scenario.name << ": " << scenario.configs.size() << " configs, "
                 << scenario.rounds << " rounds\n";

@@ -22,6 +22,10 @@ std::string Config::Label() const {
     if (!label.empty()) label += " + ";
     label += p.name + " x" + std::to_string(p.copies);
   }
+  // Swept options other than copy counts tell otherwise equal labels apart.
+  for (const auto& [key, value] : params.items())
+    if (key.size() < 7 || key.compare(key.size() - 7, 7, ".copies") != 0)
+      label += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   return label;
 }
 

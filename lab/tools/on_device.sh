@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the lab and runs scenarios on a GPU machine in one go (the device
+# tool gives a bare machine per call, and every minute of it counts).
+#
+#   lab/tools/on_device.sh OUTDIR STEP...
+#
+# Each STEP is "SCENARIO:MODE[:extra rgpu-lab options, comma-separated]",
+# e.g. "seed000-persistent:mps" or "seed001-cpu-tenants:opencl:--cl-platform=NVIDIA".
+# Results land in OUTDIR/SCENARIO/MODE/; OUTDIR/device-log.txt has the setup.
+set -uo pipefail
+out=$1; shift
+mkdir -p "$out"
+log="$out/device-log.txt"
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$here"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+
+{
+  echo "== $(date -u +%FT%TZ) $(hostname)"
+  nvidia-smi --query-gpu=name,driver_version,compute_mode,clocks.max.sm,memory.total --format=csv
+  nvcc --version | tail -1
+  ls /etc/OpenCL/vendors 2>&1
+  nproc
+} >>"$log" 2>&1
+
+# Headers the GPU image may lack travel in .lab-deps/include (see docs/lab.md).
+extra=()
+[ -d .lab-deps/include ] && extra+=("-DCMAKE_INCLUDE_PATH=$here/.lab-deps/include")
+start=$(date +%s)
+if ! { cmake -S lab -B build-lab -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
+       cmake --build build-lab -j"$(nproc)" --target rgpu-lab-all; } >>"$log" 2>&1; then
+  echo "BUILD FAILED; see $log"; tail -30 "$log"; exit 1
+fi
+echo "build: $(( $(date +%s) - start )) s" | tee -a "$log"
+
+for step in "$@"; do
+  IFS=: read -r scenario mode options <<<"$step"
+  IFS=, read -ra opts <<<"${options:-}"
+  echo "== $scenario / $mode ${opts[*]:-}" | tee -a "$log"
+  t0=$(date +%s)
+  timeout "${STEP_TIMEOUT:-400}" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" --mode "$mode" --out "$out/$scenario" \
+      "${opts[@]}" 2>>"$out/$scenario-$mode.progress.txt"
+  echo "   rc=$? in $(( $(date +%s) - t0 )) s" | tee -a "$log"
+  grep -v 'round [0-9]*/' "$out/$scenario-$mode.progress.txt" | tail -40
+done
