@@ -34,12 +34,20 @@ if ! { cmake -S lab -B build-lab -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
 fi
 echo "build: $(( $(date +%s) - start )) s" | tee -a "$log"
 
+# The whole run must end inside the device call's limit with time left to
+# pack the results: each step gets what is left of TOTAL_BUDGET, at most
+# STEP_TIMEOUT. Results are written after every config, so a step cut short
+# still leaves its finished configs.
+deadline=$(( $(date +%s) + ${TOTAL_BUDGET:-540} ))
 for step in "$@"; do
+  left=$(( deadline - $(date +%s) ))
+  if [ "$left" -lt 20 ]; then echo "== skipped (out of time): $step" | tee -a "$log"; continue; fi
+  step_limit=$(( left < ${STEP_TIMEOUT:-400} ? left : ${STEP_TIMEOUT:-400} ))
   IFS=: read -r scenario mode options <<<"$step"
   IFS=, read -ra opts <<<"${options:-}"
   echo "== $scenario / $mode ${opts[*]:-}" | tee -a "$log"
   t0=$(date +%s)
-  timeout "${STEP_TIMEOUT:-400}" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" --mode "$mode" --out "$out/$scenario" \
+  timeout "$step_limit" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" --mode "$mode" --out "$out/$scenario" \
       "${opts[@]}" 2>>"$out/$scenario-$mode.progress.txt"
   echo "   rc=$? in $(( $(date +%s) - t0 )) s" | tee -a "$log"
   grep -v 'round [0-9]*/' "$out/$scenario-$mode.progress.txt" | tail -40

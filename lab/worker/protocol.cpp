@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <exception>
 #include <iostream>
 
@@ -30,6 +31,18 @@ double NowMs() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+
+// CPU time of the whole worker process (driver threads included): how much
+// CPU a GPU tenant takes from its neighbours while it waits for the GPU.
+double ProcessCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+}  // namespace
+
 int ServeWorkload(Workload& workload) {
   try {
     std::cout << "READY" << std::endl;
@@ -41,6 +54,7 @@ int ServeWorkload(Workload& workload) {
         return 1;
       }
       RoundReport report;
+      const double cpu_start = ProcessCpuMs();
       if (workload.IsBackground()) {
         workload.StartBackground();
         std::cout << "RUNNING" << std::endl;
@@ -52,6 +66,7 @@ int ServeWorkload(Workload& workload) {
       } else {
         report = workload.RunRound();
       }
+      report.metrics.emplace_back("process_cpu_ms", ProcessCpuMs() - cpu_start);
       std::cout << ToJsonLine(report) << "\nREADY" << std::endl;
     }
     return 0;
