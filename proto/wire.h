@@ -190,9 +190,12 @@ class Reader {
     }
     return n;
   }
+  // Everything left in the frame; the reader is then done.
   const uint8_t* rest(size_t* len) {
-    *len = n_ - at_;
-    return p_ + at_;
+    *len = ok_ ? n_ - at_ : 0;
+    const uint8_t* p = p_ + at_;
+    at_ = n_;
+    return p;
   }
   size_t remaining() const { return n_ - at_; }
   bool ok() const { return ok_; }

@@ -972,7 +972,10 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
           out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
                         std::move(prefix), dst, off, len);
         }
-        SendReply(*out, rop, tag, Status::Ok());
+        // The final reply travels behind the data in the bulk lane: the client takes it
+        // as "all data landed".
+        out->PushBulk(FrameHeader{0, rop, proto::kFlagReply, tag}, ReplyBody(Status::Ok(), {}),
+                      nullptr, 0, 0);
       } else {
         SendReply(*out, rop, tag, Status::Error(st, "read failed"));
       }
