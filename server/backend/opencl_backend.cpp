@@ -41,6 +41,13 @@ struct CallbackBox {
 
 void CL_CALLBACK CompletionTrampoline(cl_event e, cl_int status, void* user) {
   auto* box = static_cast<CallbackBox*>(user);
+  // Some implementations (PoCL) report CL_COMPLETE to the callback of a command that was
+  // aborted because its wait list failed; the event's own status tells the truth.
+  cl_int actual = status;
+  if (clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(actual), &actual, nullptr) ==
+          CL_SUCCESS &&
+      actual < 0)
+    status = actual;
   box->fn(status);
   delete box;
   clReleaseEvent(e);

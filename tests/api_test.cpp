@@ -1,0 +1,486 @@
+// OpenCL API behaviour through the real ICD loader. The same tests run twice in CI: once on
+// PoCL directly (RGPU_TEST_PLATFORM=Portable) and once through rgpud (=rgpu), so every
+// expectation, error codes included, is one the native platform meets too.
+#include <CL/cl.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::string PlatformName(cl_platform_id p) {
+  char buf[256] = {0};
+  clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(buf) - 1, buf, nullptr);
+  return buf;
+}
+
+class Api : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* want = std::getenv("RGPU_TEST_PLATFORM");
+    std::string w = want ? want : "rgpu";
+    cl_uint n = 0;
+    ASSERT_EQ(clGetPlatformIDs(0, nullptr, &n), CL_SUCCESS);
+    std::vector<cl_platform_id> ps(n);
+    clGetPlatformIDs(n, ps.data(), nullptr);
+    for (auto p : ps)
+      if (PlatformName(p).find(w) != std::string::npos) platform_ = p;
+    ASSERT_NE(platform_, nullptr) << "no platform named like " << w;
+    ASSERT_EQ(clGetDeviceIDs(platform_, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr), CL_SUCCESS);
+    cl_int err;
+    ctx_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+    q_ = clCreateCommandQueue(ctx_, device_, CL_QUEUE_PROFILING_ENABLE, &err);
+    ASSERT_EQ(err, CL_SUCCESS);
+  }
+  void TearDown() override {
+    if (q_) clReleaseCommandQueue(q_);
+    if (ctx_) clReleaseContext(ctx_);
+  }
+  cl_program Build(const char* src, const char* options = "") {
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(ctx_, 1, &src, nullptr, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    EXPECT_EQ(clBuildProgram(p, 1, &device_, options, nullptr, nullptr), CL_SUCCESS);
+    return p;
+  }
+  cl_mem Buffer(size_t size, cl_mem_flags flags = CL_MEM_READ_WRITE, void* host = nullptr) {
+    cl_int err;
+    cl_mem m = clCreateBuffer(ctx_, flags, size, host, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    return m;
+  }
+
+  cl_platform_id platform_ = nullptr;
+  cl_device_id device_ = nullptr;
+  cl_context ctx_ = nullptr;
+  cl_command_queue q_ = nullptr;
+};
+
+const char* kKernels = R"CL(
+typedef struct { int a; float b; long c; } params_t;
+__kernel void fill_ids(__global int* out, int scale) {
+  size_t i = get_global_id(0);
+  out[i - get_global_offset(0)] = (int)i * scale;
+}
+__kernel void grid3(__global int* out) {
+  size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
+  size_t w = get_global_size(0), h = get_global_size(1);
+  out[(z * h + y) * w + x] = (int)(x + 10 * y + 100 * z);
+}
+__kernel void use_struct(__global float* out, params_t p) { out[0] = p.a + p.b + (float)p.c; }
+__kernel void local_sum(__global const int* in, __global int* out, __local int* scratch) {
+  size_t l = get_local_id(0), g = get_global_id(0);
+  scratch[l] = in[g];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    int s = 0;
+    for (size_t i = 0; i < get_local_size(0); ++i) s += scratch[i];
+    out[get_group_id(0)] = s;
+  }
+}
+__kernel void maybe_null(__global int* p, __global int* out) { out[0] = p == 0 ? 7 : 9; }
+__kernel void add_one(__global int* x) { x[get_global_id(0)] += 1; }
+)CL";
+
+TEST_F(Api, PlatformAndDeviceQueries) {
+  char name[256];
+  size_t got = 0;
+  EXPECT_EQ(clGetDeviceInfo(device_, CL_DEVICE_NAME, sizeof(name), name, &got), CL_SUCCESS);
+  EXPECT_GT(got, 1u);
+  size_t sizes[3];
+  EXPECT_EQ(clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(sizes), sizes, &got), CL_SUCCESS);
+  EXPECT_EQ(got, 3 * sizeof(size_t));
+  EXPECT_GT(sizes[0], 0u);
+  cl_ulong mem = 0;
+  EXPECT_EQ(clGetDeviceInfo(device_, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, nullptr), CL_SUCCESS);
+  EXPECT_GT(mem, 0u);
+  cl_platform_id p = nullptr;
+  EXPECT_EQ(clGetDeviceInfo(device_, CL_DEVICE_PLATFORM, sizeof(p), &p, nullptr), CL_SUCCESS);
+  EXPECT_EQ(p, platform_);
+  // Too small a buffer, an unknown query, a bad device list.
+  EXPECT_EQ(clGetDeviceInfo(device_, CL_DEVICE_NAME, 1, name, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(clGetDeviceInfo(device_, 0x7fff, sizeof(name), name, nullptr), CL_INVALID_VALUE);
+  cl_device_id d;
+  EXPECT_EQ(clGetDeviceIDs(platform_, CL_DEVICE_TYPE_ALL, 0, &d, nullptr), CL_INVALID_VALUE);
+}
+
+TEST_F(Api, BufferArgumentErrors) {
+  cl_int err;
+  EXPECT_EQ(clCreateBuffer(ctx_, CL_MEM_READ_WRITE, 0, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_BUFFER_SIZE);
+  EXPECT_EQ(clCreateBuffer(ctx_, CL_MEM_USE_HOST_PTR, 64, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_HOST_PTR);
+  int x[4];
+  EXPECT_EQ(clCreateBuffer(ctx_, CL_MEM_READ_WRITE, 16, x, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_HOST_PTR);
+  EXPECT_EQ(clCreateBuffer(ctx_, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 16, nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_VALUE);
+  cl_mem m = Buffer(64);
+  EXPECT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 32, 64, x, 0, nullptr, nullptr), CL_INVALID_VALUE);
+  EXPECT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 0, 16, x, 1, nullptr, nullptr), CL_INVALID_EVENT_WAIT_LIST);
+  EXPECT_EQ(clEnqueueReadBuffer(q_, nullptr, CL_TRUE, 0, 16, x, 0, nullptr, nullptr), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(clEnqueueCopyBuffer(q_, m, m, 0, 8, 16, 0, nullptr, nullptr), CL_MEM_COPY_OVERLAP);
+  clReleaseMemObject(m);
+}
+
+TEST_F(Api, WriteCopyFillReadAndSubBuffers) {
+  const size_t n = 1024;
+  std::vector<int> src(n), dst(n, -1);
+  std::iota(src.begin(), src.end(), 0);
+  cl_mem a = Buffer(n * 4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, src.data());
+  cl_mem b = Buffer(n * 4);
+  ASSERT_EQ(clEnqueueCopyBuffer(q_, a, b, 0, 0, n * 4, 0, nullptr, nullptr), CL_SUCCESS);
+  int pattern = 0x5a5a5a5a;
+  ASSERT_EQ(clEnqueueFillBuffer(q_, b, &pattern, 4, 16 * 4, 16 * 4, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(q_, b, CL_TRUE, 0, n * 4, dst.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(dst[i], (i >= 16 && i < 32) ? pattern : int(i)) << i;
+
+  cl_uint align_bits = 0;
+  clGetDeviceInfo(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, nullptr);
+  size_t origin = align_bits / 8;
+  cl_buffer_region region{origin, 64};
+  cl_int err;
+  cl_mem sub = clCreateSubBuffer(a, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  std::vector<int> part(16);
+  ASSERT_EQ(clEnqueueReadBuffer(q_, sub, CL_TRUE, 0, 64, part.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(part[0], int(origin / 4));
+  size_t got_off = 0;
+  clGetMemObjectInfo(sub, CL_MEM_OFFSET, sizeof(got_off), &got_off, nullptr);
+  EXPECT_EQ(got_off, origin);
+  cl_buffer_region bad{1, 64};
+  EXPECT_EQ(clCreateSubBuffer(a, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &bad, &err), nullptr);
+  EXPECT_EQ(err, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+  clReleaseMemObject(sub);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+}
+
+TEST_F(Api, LargeTransfersRoundTrip) {
+  const size_t n = (24u << 20) / 4 + 3;  // several protocol chunks and a ragged end
+  std::vector<int> src(n), dst(n, 0);
+  for (size_t i = 0; i < n; ++i) src[i] = int(i * 2654435761u);
+  cl_mem m = Buffer(n * 4);
+  ASSERT_EQ(clEnqueueWriteBuffer(q_, m, CL_FALSE, 0, n * 4, src.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_FALSE, 0, n * 4, dst.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clFinish(q_), CL_SUCCESS);
+  EXPECT_EQ(src, dst);
+  clReleaseMemObject(m);
+}
+
+TEST_F(Api, RectReadWrite) {
+  // A 8x6x2 box inside a 16x8x3 buffer of bytes, host rows padded to 10.
+  const size_t bw = 16, bh = 8, bd = 3;
+  std::vector<uint8_t> zero(bw * bh * bd, 0), host(10 * 6 * 2), back(10 * 6 * 2, 0), all(bw * bh * bd);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = uint8_t(i + 1);
+  cl_mem m = Buffer(zero.size(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zero.data());
+  size_t borigin[3] = {4, 1, 1}, horigin[3] = {1, 0, 0}, region[3] = {8, 6, 2};
+  ASSERT_EQ(clEnqueueWriteBufferRect(q_, m, CL_TRUE, borigin, horigin, region, bw, bw * bh, 10, 60,
+                                     host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBufferRect(q_, m, CL_TRUE, borigin, horigin, region, bw, bw * bh, 10, 60,
+                                    back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  for (size_t z = 0; z < 2; ++z)
+    for (size_t y = 0; y < 6; ++y)
+      for (size_t x = 1; x < 9; ++x) EXPECT_EQ(back[z * 60 + y * 10 + x], host[z * 60 + y * 10 + x]);
+  ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 0, all.size(), all.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(all[(1 * bh + 1) * bw + 4], host[1]);
+  EXPECT_EQ(all[0], 0);
+  clReleaseMemObject(m);
+}
+
+TEST_F(Api, MapAndUnmap) {
+  const size_t n = 256;
+  std::vector<int> init(n, 3);
+  cl_mem m = Buffer(n * 4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.data());
+  cl_int err;
+  auto* p = static_cast<int*>(clEnqueueMapBuffer(q_, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n * 4,
+                                                 0, nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(p[10], 3);
+  cl_uint maps = 0;
+  clGetMemObjectInfo(m, CL_MEM_MAP_COUNT, sizeof(maps), &maps, nullptr);
+  EXPECT_EQ(maps, 1u);
+  for (size_t i = 0; i < n; ++i) p[i] = int(i);
+  ASSERT_EQ(clEnqueueUnmapMemObject(q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<int> back(n);
+  ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 0, n * 4, back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(back[100], 100);
+  EXPECT_EQ(clEnqueueUnmapMemObject(q_, m, p, 0, nullptr, nullptr), CL_INVALID_VALUE);
+  // USE_HOST_PTR: mapping returns the application's own memory, up to date.
+  std::vector<int> mine(n, 1);
+  cl_mem u = Buffer(n * 4, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, mine.data());
+  int seven = 7;
+  ASSERT_EQ(clEnqueueFillBuffer(q_, u, &seven, 4, 0, n * 4, 0, nullptr, nullptr), CL_SUCCESS);
+  auto* up = static_cast<int*>(clEnqueueMapBuffer(q_, u, CL_TRUE, CL_MAP_READ, 0, n * 4, 0, nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(up, mine.data());
+  EXPECT_EQ(mine[5], 7);
+  clEnqueueUnmapMemObject(q_, u, up, 0, nullptr, nullptr);
+  clFinish(q_);
+  clReleaseMemObject(u);
+  clReleaseMemObject(m);
+}
+
+TEST_F(Api, KernelArgumentKindsAndLaunchShapes) {
+  cl_program p = Build(kKernels);
+  cl_int err;
+  // 1D with a global offset.
+  cl_kernel k = clCreateKernel(p, "fill_ids", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem out = Buffer(64 * 4);
+  int scale = 3;
+  clSetKernelArg(k, 0, sizeof(cl_mem), &out);
+  clSetKernelArg(k, 1, sizeof(int), &scale);
+  size_t off = 5, global = 64, local = 16;
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, k, 1, &off, &global, &local, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<int> v(64);
+  clEnqueueReadBuffer(q_, out, CL_TRUE, 0, 256, v.data(), 0, nullptr, nullptr);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(v[i], (i + 5) * 3);
+  // 3D, no local size.
+  cl_kernel g3 = clCreateKernel(p, "grid3", &err);
+  cl_mem grid = Buffer(4 * 3 * 2 * 4);
+  clSetKernelArg(g3, 0, sizeof(cl_mem), &grid);
+  size_t gsz[3] = {4, 3, 2};
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, g3, 3, nullptr, gsz, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<int> gv(24);
+  clEnqueueReadBuffer(q_, grid, CL_TRUE, 0, 96, gv.data(), 0, nullptr, nullptr);
+  EXPECT_EQ(gv[(1 * 3 + 2) * 4 + 3], 3 + 20 + 100);
+  // A struct by value.
+  struct { cl_int a; cl_float b; cl_long c; } params{2, 0.5f, 40};
+  cl_kernel ks = clCreateKernel(p, "use_struct", &err);
+  cl_mem f = Buffer(4);
+  clSetKernelArg(ks, 0, sizeof(cl_mem), &f);
+  ASSERT_EQ(clSetKernelArg(ks, 1, sizeof(params), &params), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueTask(q_, ks, 0, nullptr, nullptr), CL_SUCCESS);
+  float fv = 0;
+  clEnqueueReadBuffer(q_, f, CL_TRUE, 0, 4, &fv, 0, nullptr, nullptr);
+  EXPECT_FLOAT_EQ(fv, 42.5f);
+  // __local memory by size.
+  cl_kernel kl = clCreateKernel(p, "local_sum", &err);
+  std::vector<int> ones(128, 1);
+  cl_mem in = Buffer(512, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, ones.data());
+  cl_mem sums = Buffer(4 * 4);
+  clSetKernelArg(kl, 0, sizeof(cl_mem), &in);
+  clSetKernelArg(kl, 1, sizeof(cl_mem), &sums);
+  ASSERT_EQ(clSetKernelArg(kl, 2, 32 * sizeof(int), nullptr), CL_SUCCESS);
+  size_t g128 = 128, l32 = 32;
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, kl, 1, nullptr, &g128, &l32, 0, nullptr, nullptr), CL_SUCCESS);
+  int sv[4];
+  clEnqueueReadBuffer(q_, sums, CL_TRUE, 0, 16, sv, 0, nullptr, nullptr);
+  for (int s : sv) EXPECT_EQ(s, 32);
+  // A NULL buffer argument.
+  cl_kernel kn = clCreateKernel(p, "maybe_null", &err);
+  cl_mem nothing = nullptr, flag = Buffer(4);
+  ASSERT_EQ(clSetKernelArg(kn, 0, sizeof(cl_mem), &nothing), CL_SUCCESS);
+  clSetKernelArg(kn, 1, sizeof(cl_mem), &flag);
+  clEnqueueTask(q_, kn, 0, nullptr, nullptr);
+  int fl = 0;
+  clEnqueueReadBuffer(q_, flag, CL_TRUE, 0, 4, &fl, 0, nullptr, nullptr);
+  EXPECT_EQ(fl, 7);
+  for (cl_mem m : {out, grid, f, in, sums, flag}) clReleaseMemObject(m);
+  for (cl_kernel x : {k, g3, ks, kl, kn}) clReleaseKernel(x);
+  clReleaseProgram(p);
+}
+
+TEST_F(Api, KernelErrorsAreTheNativeOnes) {
+  cl_program p = Build(kKernels);
+  cl_int err;
+  EXPECT_EQ(clCreateKernel(p, "no_such_kernel", &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_KERNEL_NAME);
+  cl_kernel k = clCreateKernel(p, "fill_ids", &err);
+  int x = 1;
+  EXPECT_EQ(clSetKernelArg(k, 5, sizeof(int), &x), CL_INVALID_ARG_INDEX);
+  size_t global = 64, local = 48;
+  EXPECT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_INVALID_KERNEL_ARGS);
+  cl_mem out = Buffer(256);
+  clSetKernelArg(k, 0, sizeof(cl_mem), &out);
+  clSetKernelArg(k, 1, sizeof(int), &x);
+  EXPECT_EQ(clEnqueueNDRangeKernel(q_, k, 0, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_INVALID_WORK_DIMENSION);
+  EXPECT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &global, &local, 0, nullptr, nullptr), CL_INVALID_WORK_GROUP_SIZE);
+  size_t info = 0;
+  EXPECT_EQ(clGetKernelWorkGroupInfo(k, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof(info), &info, nullptr), CL_SUCCESS);
+  EXPECT_GT(info, 0u);
+  cl_uint nargs = 0;
+  clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, nullptr);
+  EXPECT_EQ(nargs, 2u);
+  char fname[64] = {0};
+  clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof(fname), fname, nullptr);
+  EXPECT_STREQ(fname, "fill_ids");
+  size_t nk = 0;
+  EXPECT_EQ(clGetProgramInfo(p, CL_PROGRAM_NUM_KERNELS, sizeof(nk), &nk, nullptr), CL_SUCCESS);
+  EXPECT_EQ(nk, 6u);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+TEST_F(Api, BuildFailureHasALog) {
+  const char* bad = "__kernel void broken(__global int* x) { x[0] = undefined_thing; }";
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx_, 1, &bad, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(clBuildProgram(p, 1, &device_, "", nullptr, nullptr), CL_BUILD_PROGRAM_FAILURE);
+  size_t len = 0;
+  ASSERT_EQ(clGetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &len), CL_SUCCESS);
+  std::string log(len, '\0');
+  clGetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_LOG, len, log.data(), nullptr);
+  EXPECT_NE(log.find("undefined_thing"), std::string::npos) << log;
+  cl_build_status st;
+  clGetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_STATUS, sizeof(st), &st, nullptr);
+  EXPECT_EQ(st, CL_BUILD_ERROR);
+  EXPECT_EQ(clCreateKernel(p, "broken", &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  clReleaseProgram(p);
+}
+
+TEST_F(Api, ProgramFromBinaryAndCompileLink) {
+  cl_program p = Build(kKernels);
+  size_t bsize = 0;
+  ASSERT_EQ(clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof(bsize), &bsize, nullptr), CL_SUCCESS);
+  ASSERT_GT(bsize, 0u);
+  std::vector<unsigned char> bin(bsize);
+  unsigned char* ptr = bin.data();
+  ASSERT_EQ(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr), CL_SUCCESS);
+  const unsigned char* cptr = bin.data();
+  cl_int status = 1, err;
+  cl_program pb = clCreateProgramWithBinary(ctx_, 1, &device_, &bsize, &cptr, &status, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(status, CL_SUCCESS);
+  ASSERT_EQ(clBuildProgram(pb, 1, &device_, "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel k = clCreateKernel(pb, "add_one", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  std::vector<int> v(32, 41);
+  cl_mem m = Buffer(128, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, v.data());
+  clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+  size_t g = 32;
+  clEnqueueNDRangeKernel(q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
+  clEnqueueReadBuffer(q_, m, CL_TRUE, 0, 128, v.data(), 0, nullptr, nullptr);
+  EXPECT_EQ(v[31], 42);
+  clReleaseKernel(k);
+  clReleaseProgram(pb);
+
+  const char* lib = "int twice(int x) { return 2 * x; }";
+  const char* main_src = "int twice(int x);\n__kernel void k(__global int* a) { a[0] = twice(a[0]); }";
+  cl_program pl = clCreateProgramWithSource(ctx_, 1, &lib, nullptr, &err);
+  cl_program pm = clCreateProgramWithSource(ctx_, 1, &main_src, nullptr, &err);
+  ASSERT_EQ(clCompileProgram(pl, 1, &device_, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clCompileProgram(pm, 1, &device_, "", 0, nullptr, nullptr, nullptr, nullptr), CL_SUCCESS);
+  cl_program both[2] = {pm, pl};
+  cl_program linked = clLinkProgram(ctx_, 1, &device_, "", 2, both, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_kernel lk = clCreateKernel(linked, "k", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  int val = 21;
+  cl_mem one = Buffer(4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &val);
+  clSetKernelArg(lk, 0, sizeof(cl_mem), &one);
+  clEnqueueTask(q_, lk, 0, nullptr, nullptr);
+  clEnqueueReadBuffer(q_, one, CL_TRUE, 0, 4, &val, 0, nullptr, nullptr);
+  EXPECT_EQ(val, 42);
+  clReleaseKernel(lk);
+  for (cl_program x : {linked, pm, pl, p}) clReleaseProgram(x);
+  clReleaseMemObject(m);
+  clReleaseMemObject(one);
+}
+
+void CL_CALLBACK CountCallback(cl_event, cl_int status, void* data) {
+  if (status == CL_COMPLETE) static_cast<std::atomic<int>*>(data)->fetch_add(1);
+}
+
+TEST_F(Api, EventsAcrossQueuesUserEventsCallbacksProfiling) {
+  cl_program p = Build(kKernels);
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "add_one", &err);
+  std::vector<int> zeros(64, 0);
+  cl_mem m = Buffer(256, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zeros.data());
+  clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+  cl_command_queue q2 = clCreateCommandQueue(ctx_, device_, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_event gate = clCreateUserEvent(ctx_, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  size_t g = 64;
+  cl_event first, second, marker;
+  ASSERT_EQ(clEnqueueNDRangeKernel(q2, k, 1, nullptr, &g, nullptr, 1, &gate, &first), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &g, nullptr, 1, &first, &second), CL_SUCCESS);
+  std::atomic<int> called{0};
+  ASSERT_EQ(clSetEventCallback(second, CL_COMPLETE, CountCallback, &called), CL_SUCCESS);
+  cl_int st = 0;
+  clGetEventInfo(first, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr);
+  EXPECT_GT(st, CL_COMPLETE);  // held back by the user event
+  EXPECT_EQ(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  EXPECT_EQ(clSetUserEventStatus(gate, CL_COMPLETE), CL_INVALID_OPERATION);
+  ASSERT_EQ(clEnqueueMarkerWithWaitList(q_, 1, &second, &marker), CL_SUCCESS);
+  ASSERT_EQ(clWaitForEvents(1, &marker), CL_SUCCESS);
+  std::vector<int> v(64);
+  clEnqueueReadBuffer(q_, m, CL_TRUE, 0, 256, v.data(), 0, nullptr, nullptr);
+  EXPECT_EQ(v[0], 2);
+  clGetEventInfo(second, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr);
+  EXPECT_EQ(st, CL_COMPLETE);
+  cl_ulong start = 0, end = 0;
+  EXPECT_EQ(clGetEventProfilingInfo(second, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr), CL_SUCCESS);
+  EXPECT_EQ(clGetEventProfilingInfo(second, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr), CL_SUCCESS);
+  EXPECT_LE(start, end);
+  EXPECT_EQ(clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr),
+            CL_PROFILING_INFO_NOT_AVAILABLE);  // q2 has no profiling
+  cl_command_type type;
+  clGetEventInfo(second, CL_EVENT_COMMAND_TYPE, sizeof(type), &type, nullptr);
+  EXPECT_EQ(type, cl_command_type(CL_COMMAND_NDRANGE_KERNEL));
+  for (int i = 0; i < 200 && called.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(called.load(), 1);
+  ASSERT_EQ(clEnqueueBarrierWithWaitList(q2, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(clFinish(q2), CL_SUCCESS);
+  for (cl_event e : {gate, first, second, marker}) clReleaseEvent(e);
+  clReleaseCommandQueue(q2);
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+TEST_F(Api, FailedUserEventFailsItsDependents) {
+  cl_int err;
+  cl_event gate = clCreateUserEvent(ctx_, &err);
+  cl_event after;
+  ASSERT_EQ(clEnqueueMarkerWithWaitList(q_, 1, &gate, &after), CL_SUCCESS);
+  ASSERT_EQ(clSetUserEventStatus(gate, -1234), CL_SUCCESS);
+  EXPECT_EQ(clWaitForEvents(1, &after), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  cl_int st = 0;
+  clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr);
+  EXPECT_LT(st, 0);
+  clReleaseEvent(after);
+  clReleaseEvent(gate);
+}
+
+TEST_F(Api, ThreadsShareAContext) {
+  cl_program p = Build(kKernels);
+  const int threads = 4, rounds = 50;
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      cl_int err;
+      cl_command_queue q = clCreateCommandQueue(ctx_, device_, 0, &err);
+      cl_kernel k = clCreateKernel(p, "add_one", &err);
+      std::vector<int> v(256, t);
+      cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 1024, v.data(), &err);
+      clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+      size_t g = 256;
+      for (int r = 0; r < rounds; ++r) clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
+      clEnqueueReadBuffer(q, m, CL_TRUE, 0, 1024, v.data(), 0, nullptr, nullptr);
+      for (int x : v)
+        if (x != t + rounds) bad++;
+      clReleaseMemObject(m);
+      clReleaseKernel(k);
+      clReleaseCommandQueue(q);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  clReleaseProgram(p);
+}
+
+}  // namespace
