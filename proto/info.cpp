@@ -278,7 +278,7 @@ bool DecodeInfo(Reader& r, std::vector<uint8_t>* native) {
   auto kind = static_cast<InfoKind>(r.u8());
   native->clear();
   if (kind == InfoKind::Bytes) {
-    auto b = r.bytes(kMaxInfoBytes);
+    auto b = r.bytes(kMaxBody);
     native->assign(b.begin(), b.end());
     return r.ok();
   }

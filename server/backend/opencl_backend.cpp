@@ -506,7 +506,7 @@ class OpenCLBackend final : public Backend {
     size_t n = 0;
     cl_int err = fn(0, nullptr, &n);
     if (err != CL_SUCCESS) return Status::Error(err, "query failed with " + std::to_string(err));
-    if (n > proto::kMaxInfoBytes * 16) return Status::Error(CL_OUT_OF_RESOURCES, "answer too large");
+    if (n > proto::kMaxBody - 64) return Status::Error(CL_OUT_OF_RESOURCES, "answer too large");
     raw->resize(n);
     err = fn(n, raw->data(), nullptr);
     if (err != CL_SUCCESS) return Status::Error(err, "query failed with " + std::to_string(err));
