@@ -48,6 +48,7 @@ struct PersistentControl {
   int slots;
   int packet_len;
   int busy;                       // 1: a work item is always waiting; 0: idle polling
+  unsigned poll_sleep_ns;         // idle: back-off between polls (0: poll flat out)
 };
 void LaunchPersistent(const PersistentControl& control, int blocks, int threads,
                       cudaStream_t stream);

@@ -47,6 +47,9 @@ __global__ void PersistentKernel(PersistentControl control) {
         item = atomicAdd(control.next_item, 1ull);
       } else {
         // Idle: read the doorbell; nobody rings it, so no item ever arrives.
+        // Every block polls the same address, so flat-out polling makes one
+        // L2 line a hot spot; poll_sleep_ns spaces the polls out.
+        if (control.poll_sleep_ns) __nanosleep(control.poll_sleep_ns);
         volatile unsigned long long* doorbell = control.next_item;
         item = *doorbell > processed + (1ull << 62) ? *doorbell : kNoItem;
       }

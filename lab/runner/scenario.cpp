@@ -178,6 +178,12 @@ Scenario LoadScenario(const std::string& path, const std::string& profile,
           spec.args[axis.key] = ScalarText(value);
         if (axis.values.size() > 1) config.params[spec.name + "." + axis.key] = ScalarJson(value);
       }
+      // An option of a process that is not there is no parameter of the config.
+      for (const auto& spec : specs)
+        if (spec.copies == 0)
+          for (const auto& axis : axes)
+            if (axis.key != "copies" && &specs[axis.process] == &spec)
+              config.params.erase(spec.name + "." + axis.key);
       for (auto& spec : specs) {
         if (profile_table) ApplyTable((*profile_table)["processes"][spec.name].as_table(), spec.args);
         for (const auto& [who, key, value] : sets)

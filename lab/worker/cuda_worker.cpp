@@ -38,6 +38,7 @@ struct Options {
   int rounds = 64;            // core: rounds over the array
   int chain = 4096;           // core: dependent steps per round
   int busy = 0;               // persistent: 1 = always a work item waiting
+  unsigned poll_sleep_ns = 0; // persistent: idle back-off between polls
   int slots = 4096;           // persistent: packet slots
   int packet_len = 4096;      // persistent: floats per packet
   int repeats = 5;            // device-report: timed repeats per measurement
@@ -45,6 +46,11 @@ struct Options {
 };
 
 // Times launches with a pair of events each; events are reused across rounds.
+// With --sync block the events must be created with cudaEventBlockingSync:
+// cudaDeviceScheduleBlockingSync alone still leaves cudaEventSynchronize
+// busy-waiting, and a spinning host thread is exactly what seed 001 is about.
+unsigned g_event_flags = cudaEventDefault;
+
 class EventPairs {
  public:
   ~EventPairs() {
@@ -56,8 +62,8 @@ class EventPairs {
   std::pair<cudaEvent_t, cudaEvent_t> Get(std::size_t index) {
     while (pairs_.size() <= index) {
       cudaEvent_t start{}, stop{};
-      Check(cudaEventCreate(&start), "cudaEventCreate");
-      Check(cudaEventCreate(&stop), "cudaEventCreate");
+      Check(cudaEventCreateWithFlags(&start, g_event_flags), "cudaEventCreate");
+      Check(cudaEventCreateWithFlags(&stop, g_event_flags), "cudaEventCreate");
       pairs_.emplace_back(start, stop);
     }
     return pairs_[index];
@@ -219,6 +225,7 @@ class PersistentWorkload : public Workload {
     control_.slots = o.slots;
     control_.packet_len = o.packet_len;
     control_.busy = o.busy;
+    control_.poll_sleep_ns = o.poll_sleep_ns;
     // Its own non-blocking stream: the kernel must not serialise with the
     // copies this process makes while it runs.
     Check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -259,6 +266,7 @@ class PersistentWorkload : public Workload {
     report.metrics = {{"blocks", blocks_},
                       {"blocks_resident_at_start", started_blocks_},
                       {"busy", o_.busy},
+                      {"poll_sleep_ns", o_.poll_sleep_ns},
                       {"items_done", double(items)},
                       {"packet_bytes", 4.0 * o_.packet_len}};
     return report;
@@ -348,6 +356,7 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", o.rounds, "core: rounds");
   app.add_option("--chain", o.chain, "core: dependent steps per round");
   app.add_option("--busy", o.busy, "persistent: 1 = always a work item waiting");
+  app.add_option("--poll-sleep-ns", o.poll_sleep_ns, "persistent: idle back-off between polls");
   app.add_option("--slots", o.slots, "persistent: packet slots");
   app.add_option("--packet-len", o.packet_len, "persistent: floats per packet");
   app.add_option("--repeats", o.repeats, "device-report: timed repeats");
@@ -357,6 +366,7 @@ int main(int argc, char** argv) {
 
   try {
     Check(cudaSetDeviceFlags(SyncFlag(o.sync)), "cudaSetDeviceFlags");
+    if (o.sync == "block") g_event_flags = cudaEventBlockingSync;
     if (describe) {
       std::cout << Describe().dump() << std::endl;
       return 0;

@@ -46,6 +46,7 @@ struct Options {
   int packet_len = 4096;
   long max_polls = 50'000'000;
   int running_delay_ms = 100;
+  unsigned poll_sleep_ns = 0;  // accepted for parity with the CUDA worker
   std::string sync = "auto";  // accepted for parity with the CUDA worker; OpenCL has no such knob
 };
 
@@ -437,6 +438,7 @@ int main(int argc, char** argv) {
   app.add_option("--packet-len", o.packet_len, "persistent: floats per packet");
   app.add_option("--max-polls", o.max_polls, "persistent: polls before a work-group gives up (0: never)");
   app.add_option("--running-delay-ms", o.running_delay_ms, "persistent: wait after launch before RUNNING");
+  app.add_option("--poll-sleep-ns", o.poll_sleep_ns, "ignored (OpenCL C has no sleep)");
   app.add_option("--sync", o.sync, "ignored (CUDA worker option; OpenCL has no host-wait knob)");
   app.add_flag("--describe", describe, "print the platform and device as JSON and exit");
   CLI11_PARSE(app, argc, argv);
