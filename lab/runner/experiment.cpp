@@ -274,8 +274,8 @@ int RunScenario(const Scenario& scenario, SharingMode& mode, const RunOptions& o
     results["configs"].push_back(entry);
     results["mode_details"] = mode.Describe();
     WriteJsonAtomically(out / "results.json", results);
+    WriteSummaryCsv(out / "summary.csv", results);  // also after each config: a cut run keeps both
   }
-  WriteSummaryCsv(out / "summary.csv", results);
   return failures;
 }
 

@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
     }
 
     if (rgpu_build.empty()) rgpu_build = fs::path(worker_dir).parent_path().string();
+    rgpu_build = fs::absolute(rgpu_build).string();
     std::vector<std::string> modes;
     if (!mode_name.empty()) modes.push_back(mode_name);
     else modes = scenario.modes;

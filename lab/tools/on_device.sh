@@ -4,9 +4,14 @@
 #
 #   lab/tools/on_device.sh OUTDIR STEP...
 #
-# Each STEP is "SCENARIO:MODE[:extra rgpu-lab options, comma-separated]",
+# Each STEP is "SCENARIO:MODE[:extra rgpu-lab options, comma-separated[:TAG]]",
 # e.g. "seed000-persistent:mps" or "seed001-cpu-tenants:opencl:--cl-platform=NVIDIA".
-# Results land in OUTDIR/SCENARIO/MODE/; OUTDIR/device-log.txt has the setup.
+# Results land in OUTDIR/SCENARIO[-TAG]/MODE/; OUTDIR/device-log.txt has the setup.
+#
+# rgpu mode needs rgpud and the rgpu ICD. The GPU image lacks the server's
+# build dependencies, so they can travel prebuilt in .lab-rgpu/ (rgpud,
+# librgpu-icd.so, lib/ with the shared libraries they need); the vendors file
+# is written here because it must name the ICD by its path on this machine.
 set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
@@ -24,8 +29,14 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   nproc
 } >>"$log" 2>&1
 
+if [ -d .lab-rgpu ]; then
+  mkdir -p .lab-rgpu/icd
+  echo "$here/.lab-rgpu/librgpu-icd.so" >.lab-rgpu/icd/rgpu.icd
+  export LD_LIBRARY_PATH=$here/.lab-rgpu/lib:$LD_LIBRARY_PATH
+fi
+
 # Headers the GPU image may lack travel in .lab-deps/include (see docs/lab.md).
-extra=()
+extra=("-DRGPU_LAB_GIT_COMMIT_OVERRIDE=${LAB_COMMIT:-}")  # the copy there has no .git
 [ -d .lab-deps/include ] && extra+=("-DCMAKE_INCLUDE_PATH=$here/.lab-deps/include")
 start=$(date +%s)
 if ! { cmake -S lab -B build-lab -DCMAKE_BUILD_TYPE=Release "${extra[@]}" &&
@@ -43,12 +54,12 @@ for step in "$@"; do
   left=$(( deadline - $(date +%s) ))
   if [ "$left" -lt 20 ]; then echo "== skipped (out of time): $step" | tee -a "$log"; continue; fi
   step_limit=$(( left < ${STEP_TIMEOUT:-400} ? left : ${STEP_TIMEOUT:-400} ))
-  IFS=: read -r scenario mode options <<<"$step"
+  IFS=: read -r scenario mode options tag <<<"$step"
   IFS=, read -ra opts <<<"${options:-}"
   echo "== $scenario / $mode ${opts[*]:-}" | tee -a "$log"
   t0=$(date +%s)
-  timeout "$step_limit" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" --mode "$mode" --out "$out/$scenario" \
-      "${opts[@]}" 2>>"$out/$scenario-$mode.progress.txt"
+  timeout "$step_limit" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" --mode "$mode" --out "$out/$scenario${tag:+-$tag}" \
+      "${opts[@]}" 2>>"$out/$scenario${tag:+-$tag}-$mode.progress.txt"
   echo "   rc=$? in $(( $(date +%s) - t0 )) s" | tee -a "$log"
-  grep -v 'round [0-9]*/' "$out/$scenario-$mode.progress.txt" | tail -40
+  grep -v 'round [0-9]*/' "$out/$scenario${tag:+-$tag}-$mode.progress.txt" | tail -40
 done
