@@ -1,0 +1,649 @@
+// rgpu-bench-overhead: what rgpu costs above native OpenCL and above the network floor.
+//
+// One command starts everything it measures: two rgpud daemons (Unix socket and TCP loopback)
+// as child processes, a raw TCP / Unix floor server and, for emulated links, a delaying relay
+// (threads of this process). Each measured configuration runs in a fresh worker process (this
+// binary again, with --worker) with its own OCL_ICD_VENDORS and RGPU_SERVER. Results go to
+// OUT/overhead.json (environment header + every figure) and OUT/overhead.md (tables, ratios,
+// targets of issue 6). docs/performance.md explains the figures and how to rerun them.
+#include <signal.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/net.h"
+#include "bench/workloads.h"
+
+#ifndef RGPU_BENCH_COMMIT
+#define RGPU_BENCH_COMMIT "unknown"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace rgpu::bench;
+
+namespace {
+
+struct Options {
+  std::string out = "bench-out";
+  std::string build;                      // default: the build tree this binary is in
+  std::string vendors = "/etc/OpenCL/vendors";
+  std::string platform;                   // default: the first GPU platform, else PoCL
+  std::string cpu_platform = "Portable";  // "local CPU" of the matmul table
+  bool quick = false;
+  int iterations = 10000;
+  int async_launches = 100000;
+  std::string max_bytes = "1G";
+  double bytes_per_point = 512.0 * (1 << 20);
+  std::vector<int> matmul_sizes{64, 128, 256, 512, 1024, 2048};
+  double matmul_budget_s = 4;
+  std::vector<double> link_delay_ms{0.5, 5, 25};  // one way: 1, 10 and 50 ms round trip
+  double link_rate_mbit = 0;
+  int worker_timeout_s = 300;
+};
+
+std::string Now() {
+  char buf[64];
+  std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+size_t ParseBytes(const std::string& s) {
+  size_t idx = 0;
+  double v = std::stod(s, &idx);
+  std::string unit = s.substr(idx);
+  double mul = 1;
+  if (unit == "K" || unit == "KiB") mul = 1 << 10;
+  else if (unit == "M" || unit == "MiB") mul = 1 << 20;
+  else if (unit == "G" || unit == "GiB") mul = 1 << 30;
+  else if (!unit.empty()) throw std::runtime_error("bad size " + s);
+  return static_cast<size_t>(v * mul);
+}
+
+std::string Bytes(size_t b) {
+  if (b >= (1u << 30)) return std::to_string(b >> 30) + " GiB";
+  if (b >= (1u << 20)) return std::to_string(b >> 20) + " MiB";
+  return std::to_string(b >> 10) + " KiB";
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A child process with extra environment; its output goes to `log` (empty: inherit).
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+            const fs::path& log) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
+  if (!log.empty()) {
+    FILE* f = std::fopen(log.c_str(), "w");
+    if (f) {
+      dup2(fileno(f), 1);
+      dup2(fileno(f), 2);
+    }
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  std::perror("execv");
+  _exit(127);
+}
+
+// Waits for `pid` at most `timeout_s`; kills it past that. Returns the exit status or -1.
+int WaitFor(pid_t pid, int timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::string Markdown(const json& doc);
+
+class Bench {
+ public:
+  Bench(Options o, std::string self) : opt_(std::move(o)), self_(std::move(self)) {}
+  int Run();
+
+ private:
+  void PrepareVendors();
+  std::string StartDaemon(const std::string& listen, const std::string& name);
+  json Worker(const std::string& label, json spec, const std::string& vendors,
+              const std::string& server = "");
+  json SpecFor(const std::vector<std::string>& tasks) const;
+
+  Options opt_;
+  std::string self_;
+  fs::path tmp_, native_vendors_, rgpu_vendors_;
+  std::vector<pid_t> daemons_;
+  std::vector<size_t> sizes_;
+};
+
+void Bench::PrepareVendors() {
+  char tmpl[] = "/tmp/rgpu-bench.XXXXXX";
+  tmp_ = mkdtemp(tmpl);
+  native_vendors_ = tmp_ / "vendors-native";
+  rgpu_vendors_ = tmp_ / "vendors-rgpu";
+  fs::create_directories(native_vendors_);
+  fs::create_directories(rgpu_vendors_);
+  // Native runs see only the system's drivers; rgpu runs see only rgpu, so that a remote
+  // client never loads (or pays for) a local GPU driver.
+  if (fs::is_directory(opt_.vendors))
+    for (const auto& e : fs::directory_iterator(opt_.vendors))
+      if (e.path().extension() == ".icd" && e.path().filename() != "rgpu.icd")
+        fs::copy_file(e.path(), native_vendors_ / e.path().filename());
+  fs::path icd = fs::path(opt_.build) / "icd" / "rgpu.icd";
+  if (!fs::exists(icd)) throw std::runtime_error(icd.string() + " not found: build rgpu first");
+  // The vendors file names the library by absolute path; write our own so that a build tree
+  // carried to another machine still works.
+  std::ofstream(rgpu_vendors_ / "rgpu.icd")
+      << fs::canonical(fs::path(opt_.build) / "client" / "librgpu-icd.so").string() << "\n";
+}
+
+std::string Bench::StartDaemon(const std::string& listen, const std::string& name) {
+  fs::path log = tmp_ / (name + ".log");
+  pid_t pid = Spawn({(fs::path(opt_.build) / "server" / "rgpud").string(), "--listen", listen,
+                     "--platform", opt_.platform, "--log-level", "warn"},
+                    {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
+  daemons_.push_back(pid);
+  // rgpud logs "listening on ADDRESS" at info level; at warn we poll the socket instead.
+  for (int i = 0; i < 600; ++i) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid)
+      throw std::runtime_error("rgpud " + name + " exited: " + ReadFile(log));
+    if (listen.rfind("unix:", 0) == 0) {
+      int fd = ConnectTo(listen);
+      if (fd >= 0) {
+        close(fd);
+        return listen;
+      }
+    } else {
+      int fd = ConnectTo(listen);
+      if (fd >= 0) {
+        close(fd);
+        return listen;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("rgpud " + name + " did not start: " + ReadFile(log));
+}
+
+json Bench::SpecFor(const std::vector<std::string>& tasks) const {
+  return {{"kind", "cl"},
+          {"tasks", tasks},
+          {"iterations", opt_.iterations},
+          {"async_launches", opt_.async_launches},
+          {"sizes", sizes_},
+          {"bytes_per_point", opt_.bytes_per_point},
+          {"matmul_sizes", opt_.matmul_sizes},
+          {"matmul_budget_s", opt_.matmul_budget_s}};
+}
+
+json Bench::Worker(const std::string& label, json spec, const std::string& vendors,
+                   const std::string& server) {
+  fs::path in = tmp_ / (label + ".spec.json"), out = tmp_ / (label + ".json");
+  std::ofstream(in) << spec.dump();
+  std::fprintf(stderr, "[%s] %-22s ...\n", Now().c_str(), label.c_str());
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> env{"OCL_ICD_VENDORS=" + vendors};
+  if (!server.empty()) env.push_back("RGPU_SERVER=" + server);
+  pid_t pid = Spawn({self_, "--worker", in.string(), out.string()}, env, {});
+  int rc = WaitFor(pid, opt_.worker_timeout_s);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json r;
+  if (fs::exists(out)) r = json::parse(ReadFile(out), nullptr, false);
+  if (rc != 0 && !r.contains("error"))
+    r["error"] = rc < 0 ? "worker killed (timeout or signal)" : "worker exit " + std::to_string(rc);
+  r["wall_s"] = s;
+  std::fprintf(stderr, "[%s] %-22s %s in %.1f s\n", Now().c_str(), label.c_str(),
+               r.contains("error") ? r["error"].get<std::string>().c_str() : "done", s);
+  return r;
+}
+
+json Host() {
+  utsname u{};
+  uname(&u);
+  std::string cpu;
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return {{"hostname", host},
+          {"kernel", std::string(u.sysname) + " " + u.release},
+          {"cpu", cpu},
+          {"cpus", std::thread::hardware_concurrency()}};
+}
+
+int Bench::Run() {
+  PrepareVendors();
+  json doc;
+  doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
+  json probe = Worker("probe", {{"kind", "probe"}}, native_vendors_.string());
+  if (probe.contains("error")) throw std::runtime_error("probe failed: " + probe["error"].get<std::string>());
+  // The device measured: the named platform, else the first GPU, else the CPU platform.
+  auto find = [&](const std::string& name, bool gpu_only) {
+    json found;
+    for (const auto& p : probe["platforms"])
+      for (const auto& d : p["devices"]) {
+        std::string pname = p["name"];
+        if (!found.is_null() || pname.find(name) == std::string::npos) continue;
+        if (gpu_only && !d["gpu"].get<bool>()) continue;
+        found = d;
+        found["platform"] = pname;
+        found["platform_version"] = p["version"];
+      }
+    return found;
+  };
+  json device = opt_.platform.empty() ? find("", true) : find(opt_.platform, false);
+  if (device.is_null() && opt_.platform.empty()) device = find(opt_.cpu_platform, false);
+  if (device.is_null()) throw std::runtime_error("no device on platform '" + opt_.platform + "'");
+  if (opt_.platform.empty()) opt_.platform = device["platform"];
+  doc["environment"]["device"] = device;
+  doc["environment"]["platforms"] = probe["platforms"];
+
+  // Transfer sizes 4 KiB, 16 KiB, ... up to the cap, the device's largest allocation and a
+  // quarter of its memory.
+  size_t cap = std::min<size_t>({ParseBytes(opt_.max_bytes), device["max_alloc"].get<size_t>(),
+                                 device["global_mem"].get<size_t>() / 4});
+  for (size_t s = 4096; s <= cap; s *= 4) sizes_.push_back(s);
+
+  doc["options"] = {{"quick", opt_.quick},
+                    {"platform", opt_.platform},
+                    {"cpu_platform", opt_.cpu_platform},
+                    {"iterations", opt_.iterations},
+                    {"async_launches", opt_.async_launches},
+                    {"sizes", sizes_},
+                    {"bytes_per_point", opt_.bytes_per_point},
+                    {"matmul_sizes", opt_.matmul_sizes},
+                    {"matmul_budget_s", opt_.matmul_budget_s},
+                    {"link_delay_ms", opt_.link_delay_ms},
+                    {"link_rate_mbit", opt_.link_rate_mbit}};
+
+  std::string unix_addr = StartDaemon("unix:" + (tmp_ / "rgpud.sock").string(), "rgpud-unix");
+  // A free port: bind port 0 with our own acceptor, read it, let it go.
+  std::string tcp_listen;
+  {
+    auto probe_port = RawServer::Open("127.0.0.1:0");
+    tcp_listen = probe_port->address();
+  }
+  std::string tcp_addr = StartDaemon(tcp_listen, "rgpud-tcp");
+  auto raw_tcp = RawServer::Open("127.0.0.1:0");
+  auto raw_unix = RawServer::Open("unix:" + (tmp_ / "raw.sock").string());
+  if (!raw_tcp || !raw_unix) throw std::runtime_error("cannot start the raw floor server");
+
+  json& runs = doc["runs"];
+  const std::vector<std::string> all{"sync", "async", "bandwidth", "matmul"};
+  const std::string nv = native_vendors_.string(), rv = rgpu_vendors_.string();
+  runs["native"] = Worker("native", [&] { auto s = SpecFor(all); s["platform"] = opt_.platform; return s; }(), nv);
+  runs["rgpu_unix"] = Worker("rgpu-unix", [&] { auto s = SpecFor(all); s["platform"] = "rgpu"; return s; }(), rv, unix_addr);
+  runs["rgpu_tcp"] = Worker("rgpu-tcp", [&] { auto s = SpecFor(all); s["platform"] = "rgpu"; return s; }(), rv, tcp_addr);
+  for (auto [key, srv] : {std::pair{"raw_tcp", raw_tcp.get()}, std::pair{"raw_unix", raw_unix.get()}}) {
+    json s = SpecFor({"sync", "bandwidth"});
+    s["kind"] = "raw";
+    s["address"] = srv->address();
+    runs[key] = Worker(key, s, nv);
+  }
+  {
+    json s = SpecFor({"matmul"});
+    s["platform"] = opt_.cpu_platform;
+    runs["local_cpu"] = Worker("local-cpu", s, nv);
+  }
+
+  // Emulated links: rgpu over TCP through the relay, and the raw floor through one too.
+  doc["links"] = json::array();
+  for (double delay : opt_.link_delay_ms) {
+    double rtt_ms = 2 * delay;
+    // Round trips at this delay cost real time: keep each operation near two seconds.
+    int iters = std::clamp(static_cast<int>(2000 / std::max(rtt_ms, 0.01)), 20, opt_.iterations);
+    auto relay = LinkRelay::Open(tcp_addr, delay, opt_.link_rate_mbit);
+    auto raw_relay = LinkRelay::Open(raw_tcp->address(), delay, opt_.link_rate_mbit);
+    char label[64];
+    std::snprintf(label, sizeof(label), "link-%gms", rtt_ms);
+    json s = SpecFor({"sync", "async", "matmul"});
+    s["platform"] = "rgpu";
+    s["iterations"] = iters;
+    s["matmul_budget_s"] = std::min(opt_.matmul_budget_s, 2.0);
+    json link{{"rtt_ms", rtt_ms}, {"one_way_ms", delay}, {"rate_mbit", opt_.link_rate_mbit}};
+    link["rgpu_tcp"] = Worker(std::string(label) + "-rgpu", s, rv, relay->address());
+    json r = SpecFor({"sync"});
+    r["kind"] = "raw";
+    r["iterations"] = iters;
+    r["address"] = raw_relay->address();
+    link["raw_tcp"] = Worker(std::string(label) + "-raw", r, nv);
+    doc["links"].push_back(link);
+  }
+
+  for (pid_t pid : daemons_) kill(pid, SIGTERM);
+  for (pid_t pid : daemons_) WaitFor(pid, 10);
+  daemons_.clear();
+
+  fs::create_directories(opt_.out);
+  std::ofstream(fs::path(opt_.out) / "overhead.json") << doc.dump(1) << "\n";
+  std::ofstream(fs::path(opt_.out) / "overhead.md") << Markdown(doc);
+  std::cout << Markdown(doc);
+  fs::remove_all(tmp_);
+  bool failed = false;
+  for (const auto& [k, v] : runs.items()) failed |= v.contains("error");
+  for (const auto& l : doc["links"])
+    failed |= l["rgpu_tcp"].contains("error") || l["raw_tcp"].contains("error");
+  return failed ? 1 : 0;
+}
+
+// ---- the report ------------------------------------------------------------------------
+
+std::string Fmt(double v, int prec = 1) {
+  if (std::isnan(v)) return "–";
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.*f", prec, v);
+  return b;
+}
+
+double Get(const json& j, std::initializer_list<const char*> path) {
+  const json* at = &j;
+  for (const char* k : path) {
+    if (!at->is_object() || !at->contains(k)) return NAN;
+    at = &(*at)[k];
+  }
+  return at->is_number() ? at->get<double>() : NAN;
+}
+
+// The row of a size in a bandwidth list.
+json SizeRow(const json& run, size_t bytes) {
+  if (!run.contains("bandwidth")) return {};
+  for (const auto& r : run["bandwidth"])
+    if (r["bytes"].get<size_t>() == bytes) return r;
+  return {};
+}
+
+json MatmulRow(const json& run, int n) {
+  if (!run.contains("matmul")) return {};
+  for (const auto& r : run["matmul"])
+    if (r["n"].get<int>() == n) return r;
+  return {};
+}
+
+std::string Verdict(bool ok) { return ok ? "met" : "**missed**"; }
+
+// The Markdown report, from the JSON document alone (so `--report FILE` can re-render it).
+std::string Markdown(const json& doc) {
+  std::ostringstream md;
+  struct {
+    bool quick;
+    int iterations, async_launches;
+    std::string cpu_platform;
+    std::vector<int> matmul_sizes;
+    double link_rate_mbit;
+  } opt_{doc["options"]["quick"], doc["options"]["iterations"], doc["options"]["async_launches"],
+         doc["options"]["cpu_platform"], doc["options"]["matmul_sizes"], doc["options"]["link_rate_mbit"]};
+  const auto sizes_ = doc["options"]["sizes"].get<std::vector<size_t>>();
+  const json& env = doc["environment"];
+  const json& runs = doc["runs"];
+  const json& dev = env["device"];
+  md << "# rgpu overhead benchmark\n\n";
+  md << "| environment | |\n|---|---|\n";
+  md << "| date | " << env["date"].get<std::string>() << " |\n";
+  md << "| commit | " << env["commit"].get<std::string>() << " |\n";
+  md << "| device | " << dev["name"].get<std::string>() << " (" << dev["platform"].get<std::string>()
+     << ", " << dev["version"].get<std::string>() << ") |\n";
+  md << "| driver | " << dev["driver"].get<std::string>() << " |\n";
+  md << "| host | " << env["host"]["cpu"].get<std::string>() << ", " << env["host"]["cpus"]
+     << " CPUs, " << env["host"]["kernel"].get<std::string>() << " |\n";
+  md << "| options | " << (opt_.quick ? "--quick, " : "") << opt_.iterations << " round trips, "
+     << opt_.async_launches << " async launches, transfers up to " << Bytes(sizes_.back())
+     << ", local CPU = " << opt_.cpu_platform << " |\n\n";
+
+  const char* cols[] = {"native", "rgpu_unix", "rgpu_tcp"};
+  const char* names[] = {"native", "rgpu unix", "rgpu tcp"};
+
+  md << "## Synchronous round trip (µs)\n\n"
+        "| path | launch+finish p50 | p99 | p99.9 | 4-byte read p50 | p99 | p99.9 |\n"
+        "|---|---:|---:|---:|---:|---:|---:|\n";
+  for (int i = 0; i < 3; ++i) {
+    const json& r = runs[cols[i]];
+    md << "| " << names[i];
+    for (const char* op : {"launch_finish_us", "read4_us"})
+      for (const char* q : {"p50", "p99", "p999"}) md << " | " << Fmt(Get(r, {"sync", op, q}));
+    md << " |\n";
+  }
+  for (const char* raw : {"raw_unix", "raw_tcp"}) {
+    md << "| " << raw << " ping-pong";
+    for (int rep = 0; rep < 2; ++rep)
+      for (const char* q : {"p50", "p99", "p999"})
+        md << " | " << Fmt(Get(runs[raw], {"sync", "pingpong_us", q}));
+    md << " |\n";
+  }
+  md << "\n";
+
+  md << "## Asynchronous launches (" << opt_.async_launches << " tiny kernels, one clFinish)\n\n"
+        "| path | launches/s | vs native | enqueue µs/launch | client CPU µs/launch |\n"
+        "|---|---:|---:|---:|---:|\n";
+  double native_rate = Get(runs["native"], {"async", "launches_per_s"});
+  for (int i = 0; i < 3; ++i) {
+    const json& r = runs[cols[i]];
+    double rate = Get(r, {"async", "launches_per_s"});
+    md << "| " << names[i] << " | " << Fmt(rate, 0) << " | " << Fmt(rate / native_rate, 2) << " | "
+       << Fmt(Get(r, {"async", "enqueue_us_per_launch"}), 2) << " | "
+       << Fmt(Get(r, {"async", "cpu_us_per_launch"}), 2) << " |\n";
+  }
+  md << "\n";
+
+  for (bool write : {true, false}) {
+    std::string dir = write ? "write" : "read";
+    md << "## Bandwidth: " << (write ? "writes" : "reads") << " (GB/s, pageable host memory)\n\n"
+       << "| size | native blocking | native non-blocking | rgpu unix blocking | non-blocking | "
+          "rgpu tcp blocking | non-blocking | raw unix | raw tcp | rgpu tcp / raw tcp | rgpu tcp / native |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (size_t b : sizes_) {
+      md << "| " << Bytes(b);
+      for (const char* c : cols) {
+        json row = SizeRow(runs[c], b);
+        md << " | " << Fmt(Get(row, {(dir + "_blocking_gbps").c_str()}), 2) << " | "
+           << Fmt(Get(row, {(dir + "_nonblocking_gbps").c_str()}), 2);
+      }
+      double raw_unix = Get(SizeRow(runs["raw_unix"], b), {(dir + "_gbps").c_str()});
+      double raw_tcp = Get(SizeRow(runs["raw_tcp"], b), {(dir + "_gbps").c_str()});
+      double tcp = Get(SizeRow(runs["rgpu_tcp"], b), {(dir + "_blocking_gbps").c_str()});
+      double nat = Get(SizeRow(runs["native"], b), {(dir + "_blocking_gbps").c_str()});
+      md << " | " << Fmt(raw_unix, 2) << " | " << Fmt(raw_tcp, 2) << " | " << Fmt(tcp / raw_tcp, 2)
+         << " | " << Fmt(tcp / nat, 2) << " |\n";
+    }
+    md << "\n";
+  }
+
+  md << "## Matrix multiply, end to end incl. transfers (ms; seed 002's workload)\n\n"
+        "| N | local CPU (" << opt_.cpu_platform << ") | native | rgpu unix | rgpu tcp | "
+        "speed-up rgpu tcp vs local CPU | rgpu tcp / native |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (int n : opt_.matmul_sizes) {
+    double cpu = Get(MatmulRow(runs["local_cpu"], n), {"ms"});
+    double nat = Get(MatmulRow(runs["native"], n), {"ms"});
+    double ux = Get(MatmulRow(runs["rgpu_unix"], n), {"ms"});
+    double tcp = Get(MatmulRow(runs["rgpu_tcp"], n), {"ms"});
+    md << "| " << n << " | " << Fmt(cpu, 2) << " | " << Fmt(nat, 2) << " | " << Fmt(ux, 2) << " | "
+       << Fmt(tcp, 2) << " | " << Fmt(cpu / tcp, 1) << "x | " << Fmt(tcp / nat, 2) << " |\n";
+  }
+  md << "\n";
+
+  if (!doc["links"].empty()) {
+    md << "## Emulated links (rgpu over TCP through a delaying relay"
+       << (opt_.link_rate_mbit > 0 ? ", " + Fmt(opt_.link_rate_mbit, 0) + " Mbit/s" : "") << ")\n\n"
+       << "| RTT ms | raw ping p50 ms | launch+finish p50 ms | 4-byte read p50 ms | "
+       << opt_.async_launches << " launches + finish, ms | added RTTs vs loopback | launches/s | matmul 512 ms | "
+          "speed-up vs local CPU |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    double cpu512 = Get(MatmulRow(runs["local_cpu"], 512), {"ms"});
+    for (const auto& l : doc["links"]) {
+      double rtt = l["rtt_ms"];
+      double total_ms = Get(l["rgpu_tcp"], {"async", "total_s"}) * 1e3;
+      double mm = Get(MatmulRow(l["rgpu_tcp"], 512), {"ms"});
+      md << "| " << Fmt(rtt, 0) << " | " << Fmt(Get(l["raw_tcp"], {"sync", "pingpong_us", "p50"}) / 1e3, 2)
+         << " | " << Fmt(Get(l["rgpu_tcp"], {"sync", "launch_finish_us", "p50"}) / 1e3, 2) << " | "
+         << Fmt(Get(l["rgpu_tcp"], {"sync", "read4_us", "p50"}) / 1e3, 2) << " | " << Fmt(total_ms, 1)
+         << " | " << Fmt((total_ms - Get(runs["rgpu_tcp"], {"async", "total_s"}) * 1e3) / rtt, 1) << " | "
+         << Fmt(Get(l["rgpu_tcp"], {"async", "launches_per_s"}), 0) << " | " << Fmt(mm, 1) << " | "
+         << Fmt(cpu512 / mm, 1) << "x |\n";
+    }
+    md << "\n";
+  }
+
+  // Issue 6's targets, each from this run's own figures.
+  md << "## Targets (issue 6)\n\n| target | measured | |\n|---|---|---|\n";
+  auto sync = [&](const char* run, const char* op, const char* q) {
+    return Get(runs[run], {"sync", op, q});
+  };
+  for (auto [path, raw] : {std::pair{"rgpu_tcp", "raw_tcp"}, std::pair{"rgpu_unix", "raw_unix"}}) {
+    for (const char* op : {"launch_finish_us", "read4_us"}) {
+      std::string what = std::string(op) == "read4_us" ? "4-byte read" : "launch+finish";
+      double lim50 = sync("native", op, "p50") + sync(raw, "pingpong_us", "p50") + 10;
+      double got50 = sync(path, op, "p50");
+      md << "| " << path << " " << what << " p50 ≤ native + raw RTT + 10 µs = " << Fmt(lim50)
+         << " µs | " << Fmt(got50) << " µs | " << Verdict(got50 <= lim50) << " |\n";
+      double lim99 = sync("native", op, "p99") + 2 * sync(raw, "pingpong_us", "p99");
+      double got99 = sync(path, op, "p99");
+      md << "| " << path << " " << what << " p99 ≤ native p99 + 2 × raw p99 = " << Fmt(lim99)
+         << " µs | " << Fmt(got99) << " µs | " << Verdict(got99 <= lim99) << " |\n";
+    }
+  }
+  for (const char* path : {"rgpu_tcp", "rgpu_unix"}) {
+    double rate = Get(runs[path], {"async", "launches_per_s"});
+    md << "| " << path << " async launch rate ≥ 90% of native | " << Fmt(100 * rate / native_rate, 0)
+       << "% | " << Verdict(rate >= 0.9 * native_rate) << " |\n";
+    double cpu = Get(runs[path], {"async", "cpu_us_per_launch"});
+    md << "| " << path << " client CPU ≤ 5 µs per launch | " << Fmt(cpu, 2) << " µs | "
+       << Verdict(cpu <= 5) << " |\n";
+  }
+  for (const char* dir : {"write", "read"}) {
+    double worst_raw = INFINITY, worst_native = INFINITY;
+    for (size_t b : sizes_) {
+      if (b < (16u << 20)) continue;
+      json row = SizeRow(runs["rgpu_tcp"], b);
+      double tcp = std::max(Get(row, {(std::string(dir) + "_blocking_gbps").c_str()}),
+                            Get(row, {(std::string(dir) + "_nonblocking_gbps").c_str()}));
+      worst_raw = std::min(worst_raw, tcp / Get(SizeRow(runs["raw_tcp"], b), {(std::string(dir) + "_gbps").c_str()}));
+      json nrow = SizeRow(runs["native"], b);
+      double nat = std::max(Get(nrow, {(std::string(dir) + "_blocking_gbps").c_str()}),
+                            Get(nrow, {(std::string(dir) + "_nonblocking_gbps").c_str()}));
+      worst_native = std::min(worst_native, tcp / nat);
+    }
+    if (std::isinf(worst_raw)) continue;
+    md << "| rgpu tcp " << dir << "s ≥ 16 MiB: ≥ 80% of raw TCP stream (worst size) | "
+       << Fmt(100 * worst_raw, 0) << "% | " << Verdict(worst_raw >= 0.8) << " |\n";
+    md << "| rgpu tcp " << dir << "s ≥ 16 MiB: not slower than native pageable (worst size) | "
+       << Fmt(100 * worst_native, 0) << "% of native | " << Verdict(worst_native >= 1.0) << " |\n";
+  }
+  // What the link adds to the loopback run, in round trips: execution time is not the link's.
+  double loop_ms = Get(runs["rgpu_tcp"], {"async", "total_s"}) * 1e3;
+  for (const auto& l : doc["links"]) {
+    if (std::fabs(l["rtt_ms"].get<double>() - 10) > 0.01) continue;
+    double total_ms = Get(l["rgpu_tcp"], {"async", "total_s"}) * 1e3;
+    double extra = (total_ms - loop_ms) / 10;
+    md << "| 10 ms link: " << opt_.async_launches << " launches + finish take about one RTT more "
+       << "than over loopback | " << Fmt(total_ms, 1) << " ms vs " << Fmt(loop_ms, 1)
+       << " ms: +" << Fmt(extra, 1) << " RTT | " << Verdict(extra <= 2) << " (≤ 2 RTT) |\n";
+  }
+  double cpu512 = Get(MatmulRow(runs["local_cpu"], 512), {"ms"});
+  double tcp512 = Get(MatmulRow(runs["rgpu_tcp"], 512), {"ms"});
+  if (!std::isnan(cpu512))
+    md << "| 512 × 512 matmul via rgpu ≥ 10× local CPU | " << Fmt(cpu512 / tcp512, 1) << "× | "
+       << Verdict(cpu512 / tcp512 >= 10) << " |\n";
+  md << "\n";
+  for (const auto& [k, v] : runs.items())
+    if (v.contains("error")) md << "- run `" << k << "` failed: " << v["error"].get<std::string>() << "\n";
+  for (const auto& l : doc["links"])
+    for (const char* k : {"rgpu_tcp", "raw_tcp"})
+      if (l[k].contains("error"))
+        md << "- link " << Fmt(l["rtt_ms"].get<double>(), 0) << " ms `" << k
+           << "` failed: " << l[k]["error"].get<std::string>() << "\n";
+  return md.str();
+}
+
+int WorkerMain(const std::string& spec_path, const std::string& out_path) {
+  json out;
+  try {
+    out = RunWorker(json::parse(ReadFile(spec_path)));
+  } catch (const std::exception& e) {
+    out["error"] = e.what();
+  }
+  std::ofstream(out_path) << out.dump() << "\n";
+  return out.contains("error") ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--worker") return WorkerMain(argv[2], argv[3]);
+  if (argc == 3 && std::string(argv[1]) == "--report") {  // re-render a result file
+    std::cout << Markdown(json::parse(ReadFile(argv[2])));
+    return 0;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  Options o;
+  CLI::App app{"rgpu-bench-overhead: rgpu against native OpenCL and the raw network floor "
+               "(round trips, async launch rate, bandwidth, matmul, emulated links)."};
+  app.add_option("--out", o.out, "Directory for overhead.json and overhead.md")->capture_default_str();
+  app.add_option("--build", o.build, "rgpu build tree (rgpud, librgpu-icd); default: this binary's");
+  app.add_option("--vendors", o.vendors, "Directory of the system's OpenCL .icd files")->capture_default_str();
+  app.add_option("--platform", o.platform, "Platform rgpud serves and native runs use (name substring; default: first GPU, else PoCL)");
+  app.add_option("--cpu-platform", o.cpu_platform, "Platform of the local-CPU matmul column")->capture_default_str();
+  app.add_flag("--quick", o.quick, "Small sizes and counts (CI smoke run, about a minute on 2 cores)");
+  auto* it = app.add_option("--iterations", o.iterations, "Synchronous round trips per operation")->capture_default_str();
+  auto* al = app.add_option("--async-launches", o.async_launches, "Launches before the one clFinish")->capture_default_str();
+  auto* mb = app.add_option("--max-bytes", o.max_bytes, "Largest transfer (K, M, G suffixes)")->capture_default_str();
+  auto* ms = app.add_option("--matmul-sizes", o.matmul_sizes, "N of the N x N multiplies")->delimiter(',')->capture_default_str();
+  auto* ld = app.add_option("--link-delay-ms", o.link_delay_ms, "One-way delays of the emulated links (0.5,5,25 = 1, 10, 50 ms RTT); 'none' skips")
+      ->delimiter(',')->capture_default_str();
+  app.add_option("--link-rate-mbit", o.link_rate_mbit, "Bit rate of the emulated links (0: unlimited)")->capture_default_str();
+  app.add_option("--worker-timeout", o.worker_timeout_s, "Seconds before a worker is killed")->capture_default_str();
+  bool no_links = false;
+  app.add_flag("--no-links", no_links, "Skip the emulated links");
+  CLI11_PARSE(app, argc, argv);
+  if (o.quick) {
+    if (!it->count()) o.iterations = 1000;
+    if (!al->count()) o.async_launches = 10000;
+    if (!mb->count()) o.max_bytes = "16M";
+    if (!ms->count()) o.matmul_sizes = {64, 128, 256};
+    if (!ld->count()) o.link_delay_ms = {5};
+    o.bytes_per_point = 16.0 * (1 << 20);
+    o.matmul_budget_s = 1;
+  }
+  if (no_links) o.link_delay_ms.clear();
+  char self[4096] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return 2;
+  if (o.build.empty()) o.build = fs::path(self).parent_path().parent_path().string();
+  try {
+    return Bench(o, self).Run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rgpu-bench-overhead: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,432 @@
+#include "bench/workloads.h"
+
+#include <CL/cl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/net.h"
+
+namespace rgpu::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);  // every thread of the process: the ICD's flusher and receiver too
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void Check(cl_int err, const char* what) {
+  if (err != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + std::to_string(err));
+}
+#define CL_CHECK(call) Check((call), #call)
+
+const char* kTinySource = R"CL(
+__kernel void tiny(__global int* p) { if (get_global_id(0) == 0) p[0] += 1; }
+)CL";
+
+// Seed 002's workload, as in examples/matmul.cpp: one work-item per element of C.
+const char* kMatmulSource = R"CL(
+__kernel void matmul(__global const float* a, __global const float* b, __global float* c,
+                     const int n) {
+  const int row = get_global_id(1), col = get_global_id(0);
+  if (row >= n || col >= n) return;
+  float acc = 0.0f;
+  for (int k = 0; k < n; ++k) acc += a[row * n + k] * b[k * n + col];
+  c[row * n + col] = acc;
+}
+)CL";
+
+std::string PlatformString(cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  clGetPlatformInfo(p, what, 0, nullptr, &n);
+  std::string s(n, '\0');
+  clGetPlatformInfo(p, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+std::string DeviceString(cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  clGetDeviceInfo(d, what, 0, nullptr, &n);
+  std::string s(n, '\0');
+  clGetDeviceInfo(d, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+template <typename T>
+T DeviceValue(cl_device_id d, cl_device_info what) {
+  T v{};
+  clGetDeviceInfo(d, what, sizeof(v), &v, nullptr);
+  return v;
+}
+
+// One context, queue and the two programs on the first device of the named platform.
+struct ClSetup {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context ctx = nullptr;
+  cl_command_queue q = nullptr;
+  double setup_ms = 0;
+
+  explicit ClSetup(const std::string& want) {
+    auto t0 = Clock::now();
+    cl_uint np = 0;
+    clGetPlatformIDs(0, nullptr, &np);
+    std::vector<cl_platform_id> ps(np);
+    if (np) clGetPlatformIDs(np, ps.data(), nullptr);
+    for (auto p : ps) {
+      if (PlatformString(p, CL_PLATFORM_NAME).find(want) == std::string::npos) continue;
+      if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS) {
+        platform = p;
+        break;
+      }
+    }
+    if (!platform) throw std::runtime_error("no OpenCL platform with devices matches '" + want + "'");
+    cl_int err;
+    ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    Check(err, "clCreateContext");
+    q = clCreateCommandQueue(ctx, device, 0, &err);
+    Check(err, "clCreateCommandQueue");
+    setup_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  }
+  ~ClSetup() {
+    if (q) clReleaseCommandQueue(q);
+    if (ctx) clReleaseContext(ctx);
+  }
+  cl_kernel Kernel(const char* source, const char* name) {
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &source, nullptr, &err);
+    Check(err, "clCreateProgramWithSource");
+    CL_CHECK(clBuildProgram(prog, 1, &device, "", nullptr, nullptr));
+    cl_kernel k = clCreateKernel(prog, name, &err);
+    Check(err, "clCreateKernel");
+    clReleaseProgram(prog);
+    return k;
+  }
+};
+
+json Probe(const json& spec) {
+  json out;
+  cl_uint np = 0;
+  clGetPlatformIDs(0, nullptr, &np);
+  std::vector<cl_platform_id> ps(np);
+  if (np) clGetPlatformIDs(np, ps.data(), nullptr);
+  out["platforms"] = json::array();
+  for (auto p : ps) {
+    json pj{{"name", PlatformString(p, CL_PLATFORM_NAME)},
+            {"version", PlatformString(p, CL_PLATFORM_VERSION)}};
+    cl_uint nd = 0;
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
+    std::vector<cl_device_id> ds(nd);
+    if (nd) clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ds.data(), nullptr);
+    pj["devices"] = json::array();
+    for (auto d : ds) {
+      cl_device_type type = DeviceValue<cl_device_type>(d, CL_DEVICE_TYPE);
+      pj["devices"].push_back({
+          {"name", DeviceString(d, CL_DEVICE_NAME)},
+          {"vendor", DeviceString(d, CL_DEVICE_VENDOR)},
+          {"driver", DeviceString(d, CL_DRIVER_VERSION)},
+          {"version", DeviceString(d, CL_DEVICE_VERSION)},
+          {"gpu", (type & CL_DEVICE_TYPE_GPU) != 0},
+          {"compute_units", DeviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS)},
+          {"global_mem", DeviceValue<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE)},
+          {"max_alloc", DeviceValue<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)},
+      });
+    }
+    out["platforms"].push_back(pj);
+  }
+  return out;
+}
+
+json SyncRoundTrips(ClSetup& cl, int iterations) {
+  cl_kernel k = cl.Kernel(kTinySource, "tiny");
+  cl_int err;
+  cl_mem buf = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  Check(err, "clCreateBuffer");
+  int zero = 0;
+  CL_CHECK(clEnqueueWriteBuffer(cl.q, buf, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
+  CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+  size_t global = 1;
+  const int warmup = std::max(20, iterations / 50);
+  std::vector<double> launch, read;
+  launch.reserve(iterations);
+  read.reserve(iterations);
+  for (int i = -warmup; i < iterations; ++i) {
+    auto t0 = Clock::now();
+    CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+    CL_CHECK(clFinish(cl.q));
+    if (i >= 0) launch.push_back(Us(Clock::now() - t0));
+  }
+  int value = 0;
+  for (int i = -warmup; i < iterations; ++i) {
+    auto t0 = Clock::now();
+    CL_CHECK(clEnqueueReadBuffer(cl.q, buf, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+    if (i >= 0) read.push_back(Us(Clock::now() - t0));
+  }
+  if (value != iterations + warmup)
+    throw std::runtime_error("tiny kernel counted " + std::to_string(value) + ", expected " +
+                             std::to_string(iterations + warmup));
+  clReleaseMemObject(buf);
+  clReleaseKernel(k);
+  return {{"launch_finish_us", Summarise(launch)}, {"read4_us", Summarise(read)}};
+}
+
+json AsyncRate(ClSetup& cl, int launches) {
+  cl_kernel k = cl.Kernel(kTinySource, "tiny");
+  cl_int err;
+  cl_mem buf = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  Check(err, "clCreateBuffer");
+  int zero = 0;
+  CL_CHECK(clEnqueueWriteBuffer(cl.q, buf, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
+  CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+  size_t global = 1;
+  auto run = [&](int n) {
+    double cpu0 = CpuSeconds();
+    auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i)
+      CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+    auto t1 = Clock::now();
+    double cpu1 = CpuSeconds();
+    CL_CHECK(clFinish(cl.q));
+    auto t2 = Clock::now();
+    double cpu2 = CpuSeconds();
+    return json{{"launches", n},
+                {"total_s", std::chrono::duration<double>(t2 - t0).count()},
+                {"launches_per_s", n / std::chrono::duration<double>(t2 - t0).count()},
+                {"enqueue_us_per_launch", Us(t1 - t0) / n},
+                {"cpu_enqueue_us_per_launch", (cpu1 - cpu0) * 1e6 / n},
+                {"cpu_us_per_launch", (cpu2 - cpu0) * 1e6 / n}};
+  };
+  run(std::min(launches, 2000));  // warm-up: queues, first-launch compilation, buffers
+  json out = run(launches);
+  int value = 0;
+  CL_CHECK(clEnqueueReadBuffer(cl.q, buf, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+  if (value != launches + std::min(launches, 2000))
+    throw std::runtime_error("async launches lost: counted " + std::to_string(value));
+  clReleaseMemObject(buf);
+  clReleaseKernel(k);
+  return out;
+}
+
+// Repetitions per size: enough bytes for a stable median, within [min, max].
+int Reps(size_t size, double bytes_per_point) {
+  return static_cast<int>(std::clamp(bytes_per_point / size, 3.0, 400.0));
+}
+
+json Bandwidth(ClSetup& cl, const std::vector<size_t>& sizes, double bytes_per_point) {
+  size_t max_size = *std::max_element(sizes.begin(), sizes.end());
+  cl_int err;
+  cl_mem buf = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, max_size, nullptr, &err);
+  Check(err, "clCreateBuffer");
+  // Pageable memory, touched first: what an ordinary application hands to OpenCL.
+  std::unique_ptr<char[]> host(new char[max_size]);
+  std::memset(host.get(), 1, max_size);
+  json rows = json::array();
+  for (size_t size : sizes) {
+    int reps = Reps(size, bytes_per_point);
+    json row{{"bytes", size}, {"reps", reps}};
+    for (bool write : {true, false}) {
+      auto op = [&](cl_bool blocking) {
+        return write ? clEnqueueWriteBuffer(cl.q, buf, blocking, 0, size, host.get(), 0, nullptr, nullptr)
+                     : clEnqueueReadBuffer(cl.q, buf, blocking, 0, size, host.get(), 0, nullptr, nullptr);
+      };
+      CL_CHECK(op(CL_TRUE));  // warm-up
+      std::vector<double> us;
+      for (int r = 0; r < reps; ++r) {
+        auto t0 = Clock::now();
+        CL_CHECK(op(CL_TRUE));
+        us.push_back(Us(Clock::now() - t0));
+      }
+      std::sort(us.begin(), us.end());
+      double median = us[us.size() / 2];
+      auto t0 = Clock::now();
+      for (int r = 0; r < reps; ++r) CL_CHECK(op(CL_FALSE));
+      CL_CHECK(clFinish(cl.q));
+      double batch = Us(Clock::now() - t0) / reps;
+      std::string dir = write ? "write" : "read";
+      row[dir + "_blocking_gbps"] = size / median / 1e3;
+      row[dir + "_nonblocking_gbps"] = size / batch / 1e3;
+    }
+    rows.push_back(row);
+  }
+  clReleaseMemObject(buf);
+  return rows;
+}
+
+json Matmul(ClSetup& cl, const std::vector<int>& sizes, double budget_s) {
+  cl_kernel k = cl.Kernel(kMatmulSource, "matmul");
+  json rows = json::array();
+  for (int n : sizes) {
+    const size_t count = size_t(n) * n, bytes = count * sizeof(float);
+    std::vector<float> a(count), b(count), c(count);
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (auto& x : a) x = dist(rng);
+    for (auto& x : b) x = dist(rng);
+    // End to end as an application sees it: buffers made from host data, the multiply, the
+    // result read back, the buffers released.
+    auto once = [&] {
+      auto t0 = Clock::now();
+      cl_int err;
+      cl_mem da = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a.data(), &err);
+      Check(err, "clCreateBuffer");
+      cl_mem db = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b.data(), &err);
+      Check(err, "clCreateBuffer");
+      cl_mem dc = clCreateBuffer(cl.ctx, CL_MEM_WRITE_ONLY, bytes, nullptr, &err);
+      Check(err, "clCreateBuffer");
+      CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &da));
+      CL_CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &db));
+      CL_CHECK(clSetKernelArg(k, 2, sizeof(cl_mem), &dc));
+      CL_CHECK(clSetKernelArg(k, 3, sizeof(int), &n));
+      size_t global[2] = {size_t(n), size_t(n)};
+      CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+      CL_CHECK(clEnqueueReadBuffer(cl.q, dc, CL_TRUE, 0, bytes, c.data(), 0, nullptr, nullptr));
+      clReleaseMemObject(da);
+      clReleaseMemObject(db);
+      clReleaseMemObject(dc);
+      return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    };
+    auto start = Clock::now();
+    double first = once();  // warm-up (also timed, in case the budget allows no more)
+    std::vector<double> ms;
+    while (ms.size() < 5 &&
+           (ms.empty() || std::chrono::duration<double>(Clock::now() - start).count() < budget_s)) {
+      if (ms.empty() && first / 1e3 > budget_s) {
+        ms.push_back(first);
+        break;
+      }
+      ms.push_back(once());
+    }
+    // Spot-check 32 elements against the host.
+    double max_err = 0;
+    std::mt19937 pick(7);
+    for (int s = 0; s < 32; ++s) {
+      int i = pick() % n, j = pick() % n;
+      double ref = 0;
+      for (int kk = 0; kk < n; ++kk) ref += double(a[size_t(i) * n + kk]) * b[size_t(kk) * n + j];
+      max_err = std::max(max_err, std::fabs(ref - c[size_t(i) * n + j]));
+    }
+    if (max_err > 1e-3 * n) throw std::runtime_error("matmul " + std::to_string(n) + " is wrong");
+    std::sort(ms.begin(), ms.end());
+    rows.push_back({{"n", n}, {"ms", ms[ms.size() / 2]}, {"runs", ms.size()}, {"max_error", max_err}});
+  }
+  clReleaseKernel(k);
+  return rows;
+}
+
+json RawFloor(const json& spec) {
+  const std::string address = spec.at("address");
+  int fd = ConnectTo(address);
+  if (fd < 0) throw std::runtime_error("cannot connect to the raw floor server " + address);
+  json out;
+  auto tasks = spec.at("tasks").get<std::vector<std::string>>();
+  auto has = [&](const char* t) { return std::find(tasks.begin(), tasks.end(), t) != tasks.end(); };
+  if (has("sync")) {
+    // The size of a small rgpu request (header + NDRange body) and of a small reply.
+    char msg[80] = {0};
+    RawHeader h{kPing, 32, sizeof(msg) - sizeof(RawHeader)};
+    std::memcpy(msg, &h, sizeof(h));
+    int iterations = spec.at("iterations");
+    std::vector<double> us;
+    for (int i = -std::max(20, iterations / 50); i < iterations; ++i) {
+      auto t0 = Clock::now();
+      if (!SendAll(fd, msg, sizeof(msg)) || !RecvAll(fd, msg + 16, 32))
+        throw std::runtime_error("raw ping failed");
+      if (i >= 0) us.push_back(Us(Clock::now() - t0));
+    }
+    out["sync"] = {{"pingpong_us", Summarise(us)}};
+  }
+  if (has("bandwidth")) {
+    auto sizes = spec.at("sizes").get<std::vector<size_t>>();
+    double per_point = spec.at("bytes_per_point");
+    size_t max_size = *std::max_element(sizes.begin(), sizes.end());
+    std::unique_ptr<char[]> host(new char[max_size]);
+    std::memset(host.get(), 1, max_size);
+    json rows = json::array();
+    for (size_t size : sizes) {
+      int reps = Reps(size, per_point);
+      json row{{"bytes", size}, {"reps", reps}};
+      for (bool up : {true, false}) {
+        std::vector<double> us;
+        for (int r = -1; r < reps; ++r) {
+          auto t0 = Clock::now();
+          RawHeader h{up ? kSink : kSource, 0, size};
+          bool ok = SendAll(fd, &h, sizeof(h));
+          if (up) {
+            uint64_t ack = 0;
+            ok = ok && SendAll(fd, host.get(), size) && RecvAll(fd, &ack, sizeof(ack));
+          } else {
+            ok = ok && RecvAll(fd, host.get(), size);
+          }
+          if (!ok) throw std::runtime_error("raw stream failed");
+          if (r >= 0) us.push_back(Us(Clock::now() - t0));
+        }
+        std::sort(us.begin(), us.end());
+        row[up ? "write_gbps" : "read_gbps"] = size / us[us.size() / 2] / 1e3;
+      }
+      rows.push_back(row);
+    }
+    out["bandwidth"] = rows;
+  }
+  close(fd);
+  return out;
+}
+
+json RunCl(const json& spec) {
+  ClSetup cl(spec.at("platform").get<std::string>());
+  json out{{"platform", PlatformString(cl.platform, CL_PLATFORM_NAME)},
+           {"device", DeviceString(cl.device, CL_DEVICE_NAME)},
+           {"setup_ms", cl.setup_ms}};
+  auto tasks = spec.at("tasks").get<std::vector<std::string>>();
+  for (const auto& t : tasks) {
+    auto t0 = Clock::now();
+    if (t == "sync") out["sync"] = SyncRoundTrips(cl, spec.at("iterations"));
+    else if (t == "async") out["async"] = AsyncRate(cl, spec.at("async_launches"));
+    else if (t == "bandwidth")
+      out["bandwidth"] = Bandwidth(cl, spec.at("sizes").get<std::vector<size_t>>(),
+                                   spec.at("bytes_per_point"));
+    else if (t == "matmul")
+      out["matmul"] = Matmul(cl, spec.at("matmul_sizes").get<std::vector<int>>(),
+                             spec.at("matmul_budget_s"));
+    else throw std::runtime_error("unknown task " + t);
+    out["seconds"][t] = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  return out;
+}
+
+}  // namespace
+
+json Summarise(std::vector<double> us) {
+  if (us.empty()) return {{"n", 0}};
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[std::min(us.size() - 1, size_t(q * us.size()))]; };
+  double sum = 0;
+  for (double x : us) sum += x;
+  return {{"n", us.size()}, {"min", us.front()}, {"p50", at(0.5)}, {"p99", at(0.99)},
+          {"p999", at(0.999)}, {"mean", sum / us.size()}};
+}
+
+json RunWorker(const json& spec) {
+  const std::string kind = spec.at("kind");
+  if (kind == "probe") return Probe(spec);
+  if (kind == "raw") return RawFloor(spec);
+  if (kind == "cl") return RunCl(spec);
+  throw std::runtime_error("unknown worker kind " + kind);
+}
+
+}  // namespace rgpu::bench

@@ -1,0 +1,27 @@
+// What a benchmark worker process measures. Each worker is a fresh process with its own
+// OCL_ICD_VENDORS and RGPU_SERVER, so native, rgpu (unix, tcp, emulated links) and the raw
+// floor never share a loader, a connection or a CPU-time account.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace rgpu::bench {
+
+using nlohmann::json;
+
+// What to run, written by the orchestrator:
+//   kind             "probe" (platform and device facts), "cl" (OpenCL) or "raw" (the floor)
+//   platform         platform name substring ("rgpu", "NVIDIA", "Portable")
+//   address          raw floor server address (kind "raw")
+//   tasks            any of "sync", "async", "bandwidth", "matmul"
+//   iterations       synchronous round trips per operation
+//   async_launches   launches before the one clFinish
+//   sizes            transfer sizes in bytes
+//   matmul_sizes     N of the N x N multiplies
+//   matmul_budget_s  stop repeating a multiply after this long (at least one timed run)
+json RunWorker(const json& spec);
+
+// Percentiles of a sample in microseconds: {"n", "p50", "p99", "p999", "min", "mean"}.
+json Summarise(std::vector<double> us);
+
+}  // namespace rgpu::bench
