@@ -22,7 +22,7 @@ vendors=/etc/OpenCL/vendors
 # Where the image has NVIDIA's OpenCL library but no vendors file for it, write one.
 if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
   lib=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
-  [ -n "$lib" ] || lib=$(find / -xdev -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
+  [ -n "$lib" ] || lib=$(find /usr/lib /usr/lib64 /usr/local /opt -name 'libnvidia-opencl.so.1*' 2>/dev/null | head -1)
   vendors=$(mktemp -d)
   cp /etc/OpenCL/vendors/*.icd "$vendors/" 2>/dev/null
   [ -n "$lib" ] && echo "$lib" >"$vendors/nvidia.icd"
