@@ -621,6 +621,7 @@ int main(int argc, char** argv) {
   auto* ms = app.add_option("--matmul-sizes", o.matmul_sizes, "N of the N x N multiplies")->delimiter(',')->capture_default_str();
   auto* ld = app.add_option("--link-delay-ms", o.link_delay_ms, "One-way delays of the emulated links (0.5,5,25 = 1, 10, 50 ms RTT); 'none' skips")
       ->delimiter(',')->capture_default_str();
+  auto* mbud = app.add_option("--matmul-budget", o.matmul_budget_s, "Seconds of repeats per multiply (at least one timed run)")->capture_default_str();
   app.add_option("--link-rate-mbit", o.link_rate_mbit, "Bit rate of the emulated links (0: unlimited)")->capture_default_str();
   app.add_option("--worker-timeout", o.worker_timeout_s, "Seconds before a worker is killed")->capture_default_str();
   bool no_links = false;
@@ -633,7 +634,7 @@ int main(int argc, char** argv) {
     if (!ms->count()) o.matmul_sizes = {64, 128, 256};
     if (!ld->count()) o.link_delay_ms = {5};
     o.bytes_per_point = 16.0 * (1 << 20);
-    o.matmul_budget_s = 1;
+    if (!mbud->count()) o.matmul_budget_s = 1;
   }
   if (no_links) o.link_delay_ms.clear();
   char self[4096] = {0};
