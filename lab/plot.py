@@ -232,6 +232,16 @@ def poll_rate_table(run, out_dir):
 
 # ----------------------------------------------------------------- seed 001
 
+def cpu_tenant_stretch(config):
+    """Wall time over the CPU time each tenant actually got: 1.0 means it
+    never waited for a core. It cancels the CPU's own speed, which drifted
+    between machines and runs (one CPU tenant alone took 0.72-0.98 s)."""
+    rs = reports(config, "cpu")
+    if not rs:
+        return None
+    return statistics.mean(r["wall_ms"] for r in rs) / statistics.mean(r["metrics"]["cpu_ms"] for r in rs)
+
+
 def cpu_tenant_ms(config):
     """Mean wall time of the CPU tenants over copies and rounds. With more
     tenants than cores some finish while others still run, so the mean is
@@ -240,9 +250,13 @@ def cpu_tenant_ms(config):
     return statistics.mean(walls) if walls else None
 
 
-def seed001_tables(run, out_dir, suffix=""):
+def seed001_tables(run, out_dir, suffix="", supplement=None):
+    # A supplement run (same scenario and mode, run later with --only) fills
+    # configs the main run did not reach; its own header is in its file.
+    configs = run["configs"] + (supplement["configs"] if supplement else [])
+
     def config_for(cpu, groups):
-        for config in run["configs"]:
+        for config in configs:
             if "summary" not in config:
                 continue
             c = copies(config)
@@ -252,16 +266,18 @@ def seed001_tables(run, out_dir, suffix=""):
                 return config
         return None
 
-    cpu_rows, gpu_rows, share_rows = [], [], []
+    cpu_rows, gpu_rows, share_rows, stretch_rows = [], [], [], []
     gpu_solo = median_ms(config_for(0, 1), "gpu-job", "wall_ms") if config_for(0, 1) else None
     fig, (ax_cpu, ax_gpu) = plt.subplots(1, 2, figsize=(11, 4))
     for cpu in (1, 2, 3, 4):
         alone = config_for(cpu, None)
         alone_ms = cpu_tenant_ms(alone) if alone else None
         cpu_row, gpu_row, share_row, curve = [str(cpu), fmt(alone_ms, 0)], [str(cpu)], [str(cpu)], []
+        stretch_row = [str(cpu), fmt(cpu_tenant_stretch(alone) if alone else None, 2)]
         for groups in SEED001_GROUPS:
             config = config_for(cpu, groups)
             ms = cpu_tenant_ms(config) if config else None
+            stretch_row.append(fmt(cpu_tenant_stretch(config) if config else None, 2))
             cpu_row.append(f"{fmt(ms, 0)} ({fmt(ms / alone_ms if ms and alone_ms else None, 2)}x)")
             curve.append(ms / alone_ms if ms and alone_ms else None)
             gpu_ms = median_ms(config, "gpu-job", "wall_ms") if config else None
@@ -273,6 +289,7 @@ def seed001_tables(run, out_dir, suffix=""):
             else:
                 share_row.append("–")
         cpu_rows.append(cpu_row)
+        stretch_rows.append(stretch_row)
         gpu_rows.append(gpu_row)
         share_rows.append(share_row)
         xs = list(range(len(SEED001_GROUPS)))
@@ -301,6 +318,7 @@ def seed001_tables(run, out_dir, suffix=""):
     header = ["CPU tenants", "no GPU job"] + [f"groups {g}" for g in group_names]
     return {
         f"seed001-cpu{suffix}": markdown_table(header, cpu_rows),
+        f"seed001-stretch{suffix}": markdown_table(header, stretch_rows),
         f"seed001-gpu{suffix}": markdown_table(["GPU job beside"] + [f"groups {g}" for g in group_names],
                                       [solo_row] + gpu_rows),
         f"seed001-gpu-cpu-share{suffix}": markdown_table(
@@ -388,8 +406,9 @@ def main():
             produced, png = persistent_tables(run, out_dir, baseline, suffix="-busy")
         elif name == "seed000-persistent-pollrate":
             produced, png = poll_rate_table(run, out_dir)
-        elif name == "seed001-cpu-tenants":
-            produced, png = seed001_tables(run, out_dir, tag[len(name):])
+        elif name == "seed001-cpu-tenants" and not tag.endswith("-supplement"):
+            supplement = by_key.get((name, mode, tag + "-supplement"))
+            produced, png = seed001_tables(run, out_dir, tag[len(name):], supplement)
         elif name == "device-report":
             produced = device_report_table(run)
         elif name == "solo-times":
