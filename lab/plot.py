@@ -84,6 +84,13 @@ def fmt(value, digits=1):
     return "–" if value is None else f"{value:,.{digits}f}"
 
 
+def value_and_ratio(value, base, digits=0):
+    """'1,204 (1.61x)', or '–' where the config did not run."""
+    if value is None:
+        return "–"
+    return f"{fmt(value, digits)} ({fmt(value / base if base else None, 2)}x)"
+
+
 def environment_line(run):
     env = run["environment"]
     device = env.get("device", {})
@@ -278,10 +285,10 @@ def seed001_tables(run, out_dir, suffix="", supplement=None):
             config = config_for(cpu, groups)
             ms = cpu_tenant_ms(config) if config else None
             stretch_row.append(fmt(cpu_tenant_stretch(config) if config else None, 2))
-            cpu_row.append(f"{fmt(ms, 0)} ({fmt(ms / alone_ms if ms and alone_ms else None, 2)}x)")
+            cpu_row.append(value_and_ratio(ms, alone_ms))
             curve.append(ms / alone_ms if ms and alone_ms else None)
             gpu_ms = median_ms(config, "gpu-job", "wall_ms") if config else None
-            gpu_row.append(f"{fmt(gpu_ms, 0)} ({fmt(gpu_ms / gpu_solo if gpu_ms and gpu_solo else None, 2)}x)")
+            gpu_row.append(value_and_ratio(gpu_ms, gpu_solo))
             if config:
                 rs = reports(config, "gpu-job")
                 share = statistics.median(r["metrics"]["process_cpu_ms"] / r["wall_ms"] for r in rs)
@@ -300,7 +307,7 @@ def seed001_tables(run, out_dir, suffix="", supplement=None):
     for groups in SEED001_GROUPS:
         config = config_for(0, groups)
         ms = median_ms(config, "gpu-job", "wall_ms") if config else None
-        solo_row.append(f"{fmt(ms, 0)} ({fmt(ms / gpu_solo if ms and gpu_solo else None, 2)}x)")
+        solo_row.append(value_and_ratio(ms, gpu_solo))
     group_names = [str(g) for g in SEED001_GROUPS]
     for ax, title, ylabel in ((ax_cpu, "CPU tenants", "CPU tenant time / CPU tenants alone"),
                               (ax_gpu, "GPU job", "GPU job time / GPU job alone, unsplit")):

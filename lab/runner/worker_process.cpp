@@ -44,7 +44,14 @@ ChildProcess::ChildProcess(const SpawnOptions& options, std::string label)
   int to_child[2] = {-1, -1}, from_child[2] = {-1, -1};
   if (options.pipe_stdio && (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0))
     throw std::runtime_error("pipe: " + std::string(strerror(errno)));
-  const std::vector<int> cpus = ParseCpuList(options.cpus);
+  // CPUs this machine lacks are dropped (a 1-core CI runner asked for "0-1"
+  // still runs the scenario, just without the contention).
+  std::vector<int> cpus;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  sched_getaffinity(0, sizeof(allowed), &allowed);
+  for (int c : ParseCpuList(options.cpus))
+    if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) cpus.push_back(c);
 
   // Everything the child needs is prepared before fork: after it, only
   // async-signal-safe calls.
