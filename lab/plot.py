@@ -279,16 +279,18 @@ def seed001_tables(run, out_dir, suffix="", supplement=None):
     for cpu in (1, 2, 3, 4):
         alone = config_for(cpu, None)
         alone_ms = cpu_tenant_ms(alone) if alone else None
-        cpu_row, gpu_row, share_row, curve = [str(cpu), fmt(alone_ms, 0)], [str(cpu)], [str(cpu)], []
+        cpu_row, gpu_row, share_row = [str(cpu), fmt(alone_ms, 0)], [str(cpu)], [str(cpu)]
+        cpu_curve, gpu_curve = [], []
         stretch_row = [str(cpu), fmt(cpu_tenant_stretch(alone) if alone else None, 2)]
         for groups in SEED001_GROUPS:
             config = config_for(cpu, groups)
             ms = cpu_tenant_ms(config) if config else None
             stretch_row.append(fmt(cpu_tenant_stretch(config) if config else None, 2))
             cpu_row.append(value_and_ratio(ms, alone_ms))
-            curve.append(ms / alone_ms if ms and alone_ms else None)
+            cpu_curve.append(cpu_tenant_stretch(config) if config else None)
             gpu_ms = median_ms(config, "gpu-job", "wall_ms") if config else None
             gpu_row.append(value_and_ratio(gpu_ms, gpu_solo))
+            gpu_curve.append(gpu_ms / gpu_solo if gpu_ms and gpu_solo else None)
             if config:
                 rs = reports(config, "gpu-job")
                 share = statistics.median(r["metrics"]["process_cpu_ms"] / r["wall_ms"] for r in rs)
@@ -300,16 +302,19 @@ def seed001_tables(run, out_dir, suffix="", supplement=None):
         gpu_rows.append(gpu_row)
         share_rows.append(share_row)
         xs = list(range(len(SEED001_GROUPS)))
-        ax_cpu.plot(xs, curve, "o-", label=f"{cpu} CPU tenant{'s' if cpu > 1 else ''}")
-        ax_gpu.plot(xs, [float(c.split(" (")[1].rstrip("x)")) if "(" in c and "–" not in c else None
-                         for c in gpu_row[1:]], "o-", label=f"beside {cpu} CPU")
+        line, = ax_cpu.plot(xs, cpu_curve, "o-", label=f"{cpu} CPU tenant{'s' if cpu > 1 else ''}")
+        if alone:  # the same tenants with no GPU job beside them
+            ax_cpu.axhline(cpu_tenant_stretch(alone), color=line.get_color(), linestyle="--",
+                           linewidth=0.8)
+        ax_gpu.plot(xs, gpu_curve, "o-", label=f"beside {cpu} CPU")
     solo_row = ["alone"]
     for groups in SEED001_GROUPS:
         config = config_for(0, groups)
         ms = median_ms(config, "gpu-job", "wall_ms") if config else None
         solo_row.append(value_and_ratio(ms, gpu_solo))
     group_names = [str(g) for g in SEED001_GROUPS]
-    for ax, title, ylabel in ((ax_cpu, "CPU tenants", "CPU tenant time / CPU tenants alone"),
+    for ax, title, ylabel in ((ax_cpu, "CPU tenants (dashed: no GPU job)",
+                               "CPU tenant wall / CPU time it got"),
                               (ax_gpu, "GPU job", "GPU job time / GPU job alone, unsplit")):
         ax.set_xticks(range(len(group_names)))
         ax.set_xticklabels(group_names)
