@@ -1,0 +1,107 @@
+// `rgpu status`: connects like a client (RGPU_SERVER, RGPU_TOKEN) and prints what the
+// server's Stats op reports: tenants, sessions, memory and device time.
+#include "cli/status.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "proto/transport.h"
+#include "proto/wire.h"
+
+namespace rgpu::cli {
+namespace {
+
+using proto::FrameHeader;
+using proto::Op;
+using proto::Reader;
+using proto::Writer;
+
+Result<std::vector<uint8_t>> Call(proto::Stream& s, Op op, const std::vector<uint8_t>& body) {
+  Status st = s.SendFrame(FrameHeader{static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), 0, 1},
+                          body.data(), body.size());
+  if (!st.ok()) return st;
+  for (;;) {
+    FrameHeader h;
+    std::vector<uint8_t> rb;
+    st = s.RecvFrame(&h, &rb, 64u << 20);
+    if (!st.ok()) return st;
+    if (h.op == static_cast<uint16_t>(Op::Goodbye)) {
+      Reader r(rb.data(), rb.size());
+      return Status::Error(-1, "server refused: " + r.str());
+    }
+    if (!(h.flags & proto::kFlagReply) || h.tag != 1) continue;
+    Reader r(rb.data(), rb.size());
+    int32_t code = r.i32();
+    std::string msg = r.str();
+    if (!r.ok()) return Status::Error(-1, "malformed reply");
+    if (code != 0) return Status::Error(code, msg);
+    return std::vector<uint8_t>(rb.begin() + (rb.size() - r.remaining()), rb.end());
+  }
+}
+
+std::string Mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", bytes / 1048576.0);
+  return buf;
+}
+
+}  // namespace
+
+int PrintStatus(const StatusOptions& o) {
+  auto addr = proto::ParseAddress(o.server);
+  if (!addr.ok()) return std::fprintf(stderr, "rgpu: %s\n", addr.status().message().c_str()), 2;
+  auto stream = proto::Connect(*addr, std::chrono::milliseconds(3000));
+  if (!stream.ok())
+    return std::fprintf(stderr, "rgpu: %s: %s\n", o.server.c_str(), stream.status().message().c_str()), 1;
+  std::vector<uint8_t> hello;
+  Writer w(&hello);
+  w.u32(proto::kMagic);
+  w.u16(proto::kVersion);
+  w.u16(0);
+  w.str(o.token);
+  w.str("rgpu status");
+  auto h = Call(**stream, Op::Hello, hello);
+  if (!h.ok()) return std::fprintf(stderr, "rgpu: %s\n", h.status().message().c_str()), 1;
+  Reader hr(h->data(), h->size());
+  hr.u16();
+  hr.u64();
+  std::string server_name = hr.str();
+  auto st = Call(**stream, Op::Stats, {});
+  if (!st.ok()) return std::fprintf(stderr, "rgpu: %s\n", st.status().message().c_str()), 1;
+  Reader r(st->data(), st->size());
+  r.u64();  // this session's objects
+  uint64_t total_objects = r.u64();
+  uint64_t sessions = r.u64();
+  std::printf("server %s (%s): %llu sessions, %llu objects\n\n", server_name.c_str(),
+              addr->ToString().c_str(), static_cast<unsigned long long>(sessions - 1),
+              static_cast<unsigned long long>(total_objects));
+  uint32_t nt = r.count(1 << 16, 8);
+  std::printf("%-20s %-17s %7s %9s %12s %12s %14s %12s\n", "TENANT", "PRIORITY", "WEIGHT",
+              "SESSIONS", "MEM MiB", "QUOTA MiB", "DEVICE TIME s", "COMMANDS");
+  for (uint32_t i = 0; i < nt && r.ok(); ++i) {
+    std::string id = r.str(), prio = r.str();
+    double weight = r.u64() / 1000.0;
+    uint32_t ns = r.u32();
+    uint64_t mem = r.u64(), quota = r.u64(), dev_ns = r.u64(), cmds = r.u64();
+    std::printf("%-20s %-17s %7.2f %9u %12s %12s %14.3f %12llu\n", id.c_str(), prio.c_str(), weight,
+                ns, Mib(mem).c_str(), quota ? Mib(quota).c_str() : "-", dev_ns * 1e-9,
+                static_cast<unsigned long long>(cmds));
+  }
+  uint32_t nsess = r.count(1 << 20, 8);
+  std::printf("\n%-8s %-20s %-28s %9s %12s %10s\n", "SESSION", "TENANT", "PEER", "OBJECTS",
+              "COMMANDS", "IN FLIGHT");
+  for (uint32_t i = 0; i < nsess && r.ok(); ++i) {
+    uint64_t id = r.u64();
+    std::string tenant = r.str(), peer = r.str();
+    uint64_t objects = r.u64(), cmds = r.u64(), inflight = r.u64();
+    std::printf("%-8llu %-20s %-28s %9llu %12llu %10llu\n", static_cast<unsigned long long>(id),
+                tenant.c_str(), peer.c_str(), static_cast<unsigned long long>(objects),
+                static_cast<unsigned long long>(cmds), static_cast<unsigned long long>(inflight));
+  }
+  if (!r.ok()) return std::fprintf(stderr, "rgpu: malformed Stats reply\n"), 1;
+  (*stream)->SendFrame(FrameHeader{0, static_cast<uint16_t>(Op::Goodbye), 0, 0}, nullptr, 0);
+  return 0;
+}
+
+}  // namespace rgpu::cli

@@ -1,0 +1,16 @@
+// rgpu status: tenants, sessions, memory and device time of one rgpud.
+#pragma once
+
+#include <string>
+
+namespace rgpu::cli {
+
+struct StatusOptions {
+  std::string server;  // HOST:PORT or unix:/PATH
+  std::string token;   // the tenant's token; non-admin tenants see only themselves
+};
+
+// Prints the tables; returns the process exit code.
+int PrintStatus(const StatusOptions& o);
+
+}  // namespace rgpu::cli

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Starts rgpud with three tenants (tokens made here, stored hashed) and runs the security
+# tests against it: security_test (raw protocol attacker, quotas, limits) and the ICD's
+# behaviour with a wrong token.
+#
+#   security_test.sh BUILD_DIR SECURITY_TEST_BINARY
+set -eu
+build=$1
+bin=$2
+dir=$(mktemp -d /tmp/rgpu-sec.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+export ALICE_TOKEN=alice-$RANDOM$RANDOM BOB_TOKEN=bob-$RANDOM$RANDOM CAROL_TOKEN=carol-$RANDOM$RANDOM
+hash() { echo "$1" | "$build/server/rgpud" --hash-token; }
+cat >"$dir/rgpud.toml" <<TOML
+[limits]
+max_objects_per_session = 2000
+max_outbox = "16MiB"
+
+[[tenant]]
+id = "alice"
+token_hash = "$(hash "$ALICE_TOKEN")"
+priority = "latency-critical"
+weight = 2.0
+
+[[tenant]]
+id = "bob"
+token_hash = "$(hash "$BOB_TOKEN")"
+mem_quota = "1MiB"
+
+[[tenant]]
+id = "carol"
+token_hash = "$(hash "$CAROL_TOKEN")"
+max_sessions = 2
+TOML
+export RGPUD_ARGS="--config $dir/rgpud.toml"
+here=$(dirname "$0")
+"$here/with_rgpud.sh" "$build" "$bin"
+# Through the ICD: a wrong token means no rgpu devices and a line saying why.
+"$here/with_rgpud.sh" "$build" sh -c '
+  out=$(RGPU_TOKEN=wrong clinfo -l 2>&1)
+  echo "$out" | grep -q "unknown token" || { echo "no refusal message: $out"; exit 1; }
+  echo "$out" | grep -q "rgpu" && echo "$out" | grep -A1 rgpu | grep -q Device && { echo "devices shown: $out"; exit 1; }
+  grep -q "refused: unknown token" "$RGPUD_LOG" || { echo "server did not log the refusal"; exit 1; }
+  echo "wrong token refused: ok"'
