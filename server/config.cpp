@@ -86,6 +86,10 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
     opt->tls_client_ca = (*tls)["client_ca"].value_or(std::string());
     if (opt->tls_cert.empty() != opt->tls_key.empty())
       return Bad(path, "[tls] needs both cert and key");
+    // Refuse rather than let the server believe its connections are encrypted.
+    if (!opt->tls_cert.empty())
+      return Bad(path, "[tls] is not implemented yet in this build; use a Unix socket, "
+                       "loopback or a tunnel (docs/security.md)");
   }
 
   if (auto* limits = root["limits"].as_table()) {
