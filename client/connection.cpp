@@ -103,7 +103,8 @@ Status Connection::Handshake(const std::string& token) {
   if (h.op != static_cast<uint16_t>(Op::Hello) || !(h.flags & proto::kFlagReply))
     return Status::Error(CL_DEVICE_NOT_AVAILABLE, "unexpected answer to Hello");
   Reply rep = ParseReply(std::move(rb));
-  if (!rep.status.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, rep.status.message());
+  if (!rep.status.ok())
+    return Status::Error(CL_DEVICE_NOT_AVAILABLE, "server refused: " + rep.status.message());
   Reader r = rep.reader();
   r.u16();  // version
   r.u64();  // session id
@@ -120,7 +121,14 @@ Status Connection::Handshake(const std::string& token) {
     }
     devices_.push_back(std::move(d));
   }
+  // The server's index of each device listed (a tenant may see only some of them), then
+  // the memory quota the tenant has left.
+  uint32_t nidx = r.count(64, 4);
+  if (r.ok() && nidx != devices_.size()) r.fail();
+  for (uint32_t i = 0; i < nidx && r.ok(); ++i) devices_[i].server_index = r.u32();
+  uint64_t quota = r.u64();
   if (!r.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "malformed Hello reply");
+  quota_left_ = quota == UINT64_MAX ? INT64_MAX : static_cast<int64_t>(std::min<uint64_t>(quota, INT64_MAX));
   return Status::Ok();
 }
 
@@ -135,6 +143,25 @@ void Connection::AppendFrame(Op op, uint64_t tag, const uint8_t* body, size_t n,
   if (tail_len)
     out_.insert(out_.end(), static_cast<const uint8_t*>(tail),
                 static_cast<const uint8_t*>(tail) + tail_len);
+}
+
+bool Connection::ChargeQuota(uint64_t bytes) {
+  if (bytes > static_cast<uint64_t>(INT64_MAX)) return false;
+  int64_t cur = quota_left_.load();
+  do {
+    if (cur < static_cast<int64_t>(bytes)) return false;
+  } while (!quota_left_.compare_exchange_weak(cur, cur - static_cast<int64_t>(bytes)));
+  return true;
+}
+
+void Connection::RefundQuota(uint64_t bytes) {
+  int64_t cur = quota_left_.load();
+  // An unlimited quota stays unlimited (no overflow past INT64_MAX).
+  while (cur != INT64_MAX &&
+         !quota_left_.compare_exchange_weak(
+             cur, cur > INT64_MAX - static_cast<int64_t>(bytes) ? INT64_MAX
+                                                                : cur + static_cast<int64_t>(bytes))) {
+  }
 }
 
 Status Connection::WriteOut() {

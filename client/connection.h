@@ -27,6 +27,7 @@ namespace rgpu::client {
 // What the server said about one device at Hello: its queries, decoded to host form.
 struct RemoteDevice {
   std::map<uint32_t, std::vector<uint8_t>> info;
+  uint32_t server_index = 0;  // the number requests use for it
 };
 
 // A reply: the status the server sent and the bytes that follow it.
@@ -58,6 +59,11 @@ class Connection {
   const std::string& address() const { return address_; }
   const std::string& server_name() const { return server_name_; }
   bool alive() const { return alive_.load(); }
+  // The tenant's device-memory quota as the server reported it at Hello, kept here so
+  // that clCreateBuffer can refuse a buffer over quota at once (creation is asynchronous).
+  // The server enforces the quota too, across all of the tenant's sessions.
+  bool ChargeQuota(uint64_t bytes);
+  void RefundQuota(uint64_t bytes);
 
   // Queues a request that wants no reply. `data` (optional) travels as bulk: PutData
   // chunks first, the request last, so small requests of other threads interleave.
@@ -94,6 +100,7 @@ class Connection {
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> next_tag_{1};
   std::atomic<bool> alive_{true};
+  std::atomic<int64_t> quota_left_{INT64_MAX};
   std::string fail_reason_;  // GUARDED_BY(mu_)
 
   std::mutex bulk_mu_;   // one bulk upload at a time: PutData chunks share the staging area

@@ -49,6 +49,9 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   // are set in flags or if host_ptr is not NULL but they are not set
   bool wants_ptr = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   if (wants_ptr != (host_ptr != nullptr)) return SetErr(err, CL_INVALID_HOST_PTR), nullptr;
+  // CL_MEM_OBJECT_ALLOCATION_FAILURE if there is a failure to allocate memory for buffer
+  // object: the tenant's quota on the server (also enforced there) would be exceeded.
+  if (!ctx->conn->ChargeQuota(size)) return SetErr(err, CL_MEM_OBJECT_ALLOCATION_FAILURE), nullptr;
 
   auto* m = new _cl_mem();
   m->context = ctx;
@@ -68,6 +71,7 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   Status s = ctx->conn->Send(Op::CreateBuffer, body, wants_ptr ? host_ptr : nullptr,
                              wants_ptr ? size : 0);
   if (!s.ok()) {
+    ctx->conn->RefundQuota(size);
     Drop(m);
     return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;
   }
@@ -149,6 +153,7 @@ cl_int ReleaseMemObject(cl_mem m) {
     w.u8(static_cast<uint8_t>(proto::ObjType::Mem));
     w.u64(m->id);
     m->context->conn->Send(Op::Release, body);
+    if (!m->parent) m->context->conn->RefundQuota(m->size);
     TrackMem(m, false);
     // Destructor callbacks run in reverse order of registration, once the memory is gone
     // from the application's point of view.

@@ -117,6 +117,8 @@ std::vector<cl_device_id> AllDevices() {
   for (size_t i = 0; i < attempts.size(); ++i) {
     auto conn = attempts[i].get();
     if (!conn.ok()) {
+      // A refusal (wrong token, too many sessions) is always worth a line; an absent
+      // server only when debugging.
       if (std::getenv("RGPU_DEBUG") || conn.status().message().find("refused:") != std::string::npos)
         std::fprintf(stderr, "rgpu: no devices from %s: %s\n", servers[i].c_str(),
                      conn.status().message().c_str());
@@ -126,7 +128,7 @@ std::vector<cl_device_id> AllDevices() {
     for (size_t di = 0; di < (*conn)->devices().size(); ++di) {
       auto* d = new _cl_device_id();
       d->conn = *conn;
-      d->index = static_cast<uint32_t>(di);
+      d->index = (*conn)->devices()[di].server_index;
       d->info = (*conn)->devices()[di].info;
       PresentDevice(d);
       g_devices.push_back(d);

@@ -63,6 +63,7 @@ Stream::~Stream() {
 }
 
 void Stream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+void Stream::ShutdownRead() { ::shutdown(fd_, SHUT_RD); }
 
 Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
   struct iovec iov[4];

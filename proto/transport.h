@@ -42,6 +42,8 @@ class Stream {
   Status RecvFrame(FrameHeader* h, std::vector<uint8_t>* body, uint32_t max_body = kMaxBody);
   // Wakes a thread blocked in Recv and makes later I/O fail.
   void Shutdown();
+  // Makes a blocked or later Recv see the end of the stream; sending still works.
+  void ShutdownRead();
   int fd() const { return fd_; }
 
  private:

@@ -4,9 +4,13 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
+#include <iostream>
 #include <thread>
 
+#include "server/config.h"
 #include "server/server.h"
+#include "server/tenant.h"
 
 int main(int argc, char** argv) {
   rgpu::server::ServerOptions opt;
@@ -26,7 +30,57 @@ int main(int argc, char** argv) {
                "Allow listening on non-loopback addresses without authentication.");
   app.add_option("--log-level", log_level, "trace, debug, info, warn or error.")
       ->capture_default_str();
+  std::string config_path;
+  app.add_option("--config", config_path,
+                 "TOML config: tenants and their tokens, quotas and limits, TLS, metrics "
+                 "(config/rgpud.example.toml documents every key). Flags given explicitly "
+                 "override it.");
+  app.add_option("--metrics", opt.metrics,
+                 "Serve Prometheus metrics on HOST:PORT (path /metrics).");
+  bool hash_token = false;
+  app.add_flag("--hash-token", hash_token,
+               "Read a token from standard input, print its salted hash for a [[tenant]]'s "
+               "token_hash, and exit.");
+  std::string policy = "fair";
+  app.add_option("--policy", policy,
+                 "Kernel scheduling policy: fifo (submission order, never sliced), seed001 "
+                 "(seeds/001 Algorithm 1: equal slices when several tenants are active), fair "
+                 "(weighted fair device time, slices of about one quantum, latency-critical "
+                 "tenants first).")
+      ->capture_default_str();
+  app.add_option("--alpha", opt.sched.alpha, "seed001: slices per active tenant.")
+      ->capture_default_str();
+  app.add_option("--quantum-us", opt.sched.quantum_us,
+                 "fair: target device time of one slice, in microseconds.")
+      ->capture_default_str();
+  app.add_option("--force-slices", opt.sched.force_slices,
+                 "Testing: cut every sliceable launch into this many slices (0 = the policy "
+                 "decides).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (hash_token) {
+    std::string token;
+    std::getline(std::cin, token);
+    std::printf("%s\n", rgpu::server::HashToken(token).c_str());
+    return 0;
+  }
+  if (!config_path.empty()) {
+    rgpu::server::ServerOptions given = opt;
+    if (auto s = rgpu::server::LoadConfig(config_path, &opt); !s.ok()) {
+      std::fprintf(stderr, "rgpud: %s\n", s.message().c_str());
+      return 2;
+    }
+    if (app.count("--listen")) opt.listen = given.listen;
+    if (app.count("--name")) opt.name = given.name;
+    if (app.count("--metrics")) opt.metrics = given.metrics;
+    if (app.count("--insecure")) opt.insecure = given.insecure;
+  }
+  if (auto p = rgpu::server::ParsePolicy(policy); p.ok()) {
+    opt.sched.policy = p.value();
+  } else {
+    std::fprintf(stderr, "%s\n", p.status().message().c_str());
+    return 2;
+  }
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ rgpud: %v");
 
@@ -49,6 +103,17 @@ int main(int argc, char** argv) {
     spdlog::error("{}", s.message());
     return 1;
   }
+  if (!opt.metrics.empty()) {
+    if (auto s = server.metrics().Serve(opt.metrics); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return 1;
+    }
+    spdlog::info("metrics on http://{}/metrics", opt.metrics);
+  }
+  for (const auto& t : server.tenants())
+    spdlog::info("tenant {}: {}, weight {}, quota {} MiB, max sessions {}", t->id,
+                 rgpu::server::PriorityName(t->priority), t->weight, t->mem_quota_bytes >> 20,
+                 t->max_sessions);
   for (const auto& d : server.backend().Devices())
     spdlog::info("device: {} ({}), {} compute units, {} MiB", d.name, d.platform,
                  d.compute_units, d.global_mem >> 20);
@@ -62,6 +127,12 @@ int main(int argc, char** argv) {
   });
   signals.detach();
   server.Run();
+  if (size_t n = server.LingeringSessions(); n > 0) {
+    // Their threads still hold the backend; leave without tearing it down under them.
+    spdlog::info("stopped ({} sessions cut off)", n);
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
   spdlog::info("stopped");
   return 0;
 }

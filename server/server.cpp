@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstring>
 
+#include <CL/cl.h>
 #include <spdlog/spdlog.h>
 
 #include "server/session.h"
@@ -17,7 +18,24 @@
 namespace rgpu::server {
 
 Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
-    : options_(std::move(options)), backend_(std::move(backend)) {}
+    : options_(std::move(options)),
+      backend_(std::move(backend)),
+      tenants_(options_.tenants.empty()
+                   ? std::vector<std::shared_ptr<const Tenant>>{std::make_shared<Tenant>()}
+                   : options_.tenants),
+      metrics_(tenants_) {
+  uint32_t cores = 1;
+  if (!backend_->Devices().empty()) {
+    const auto& d = backend_->Devices().front();
+    // Seed 001 compares a launch with "the cores of the GPU": a GPU compute unit (an NVIDIA
+    // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core.
+    cores = d.compute_units * ((d.type & CL_DEVICE_TYPE_GPU) ? 128 : 1);
+  }
+  scheduler_ = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores);
+  scheduler_->on_device_time = [this](const Tenant* t, uint64_t ns) {
+    if (t) metrics_.AddDeviceTime(t, ns / 1e9);
+  };
+}
 
 Server::~Server() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -26,10 +44,15 @@ Server::~Server() {
 Status Server::Bind() {
   auto addr = proto::ParseAddress(options_.listen);
   if (!addr.ok()) return addr.status();
-  if (!addr->IsLoopbackOrLocal() && !options_.insecure)
-    return Status::Error(-30, "refusing to listen on " + addr->ToString() +
-                                  " without authentication; use a loopback address, a unix: "
-                                  "socket, or --insecure");
+  // Off loopback, tokens and data cross a network: both authentication (tenants in the
+  // config) and TLS are required unless the operator says otherwise.
+  const bool authenticated = !options_.tenants.empty();
+  const bool encrypted = !options_.tls_cert.empty();
+  if (!addr->IsLoopbackOrLocal() && !options_.insecure && !(authenticated && encrypted))
+    return Status::Error(-30, "refusing to listen on " + addr->ToString() + " without " +
+                                  (authenticated ? "TLS" : "authentication") +
+                                  "; configure tenants and [tls] (--config), use a loopback "
+                                  "address or a unix: socket, or pass --insecure");
   auto fd = proto::Listen(*addr);
   if (!fd.ok()) return fd.status();
   listen_fd_ = *fd;
@@ -73,10 +96,42 @@ void Server::Run() {
     std::thread(&Server::SessionThread, this, id, std::make_unique<proto::Stream>(fd), peer)
         .detach();
   }
-  // Stop: end every session and wait for their threads.
+  // Graceful stop. New clients are refused from here on.
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  const auto grace = options_.stop_grace;
+  auto deadline = std::chrono::steady_clock::now() + grace;
   std::unique_lock lk(mu_);
-  for (auto& [id, s] : sessions_) s->Stop();
-  sessions_cv_.wait(lk, [&] { return sessions_.empty(); });
+  // Let the commands that are running finish, for at most the grace period.
+  spdlog::info("stopping: waiting up to {} ms for {} sessions' commands", grace.count(),
+               sessions_.size());
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool busy = false;
+    for (auto& [id, s] : sessions_) busy |= s->CommandsInFlight() > 0;
+    if (!busy) break;
+    lk.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lk.lock();
+  }
+  // Tell every client, then stop reading: each session releases its objects and ends
+  // once its answers (the Goodbye last) are written.
+  for (auto& [id, s] : sessions_) {
+    s->SayGoodbye("the server is shutting down");
+    s->StopReading();
+  }
+  if (!sessions_cv_.wait_for(lk, grace + std::chrono::seconds(2),
+                             [&] { return sessions_.empty(); })) {
+    for (auto& [id, s] : sessions_) s->Stop();
+    sessions_cv_.wait_for(lk, std::chrono::seconds(5), [&] { return sessions_.empty(); });
+  }
+  if (!sessions_.empty())
+    spdlog::warn("{} sessions did not end in time (commands still running on the device)",
+                 sessions_.size());
+}
+
+size_t Server::LingeringSessions() {
+  std::lock_guard lk(mu_);
+  return sessions_.size();
 }
 
 void Server::Stop() { stopping_ = true; }
@@ -97,17 +152,44 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
   sessions_cv_.notify_all();
 }
 
+std::vector<Server::SessionSummary> Server::SessionSummaries() {
+  std::lock_guard lk(mu_);
+  std::vector<SessionSummary> out;
+  for (const auto& [id, s] : sessions_)
+    if (const Tenant* t = s->tenant())
+      out.push_back({id, t, s->peer(), s->LiveObjects(), s->Commands(), s->CommandsInFlight()});
+  return out;
+}
+
 uint64_t Server::ActiveSessions() {
   std::lock_guard lk(mu_);
   return sessions_.size();
 }
 
-Status Server::Authenticate(const std::string& token) { return Status::Ok(); }
-
-Result<BkEvent*> Server::LaunchKernel(Session* s, BkQueue* q, BkKernel* k,
-                                      std::span<const KernelArgValue> args, const NDRange& range,
-                                      WaitList waits) {
-  return backend_->Launch(q, k, args, range, waits);
+Result<const Tenant*> Server::Authenticate(const std::string& token) {
+  const Tenant* found = nullptr;
+  if (options_.tenants.empty()) {
+    found = tenants_.front().get();  // no config: everyone is the anonymous tenant
+  } else {
+    if (token.empty())
+      return Status::Error(CL_INVALID_VALUE, "this server needs a token (set RGPU_TOKEN)");
+    // Every tenant is tried, so the time taken does not tell which one nearly matched.
+    for (const auto& t : tenants_)
+      if (TokenMatches(token, t->token_hash) && !found) found = t.get();
+    if (!found) return Status::Error(CL_INVALID_VALUE, "unknown token (check RGPU_TOKEN)");
+  }
+  TenantUsage& u = Usage(found);
+  uint32_t n = u.sessions.fetch_add(1) + 1;
+  if (found->max_sessions != 0 && n > found->max_sessions) {
+    u.sessions.fetch_sub(1);
+    return Status::Error(CL_DEVICE_NOT_AVAILABLE,
+                         "tenant '" + found->id + "' already has its maximum of " +
+                             std::to_string(found->max_sessions) + " sessions");
+  }
+  return found;
 }
+
+void Server::Leave(const Tenant* t) { Usage(t).sessions.fetch_sub(1); }
+
 
 }  // namespace rgpu::server

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <span>
 #include <memory>
@@ -10,9 +11,13 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "proto/transport.h"
 #include "server/backend/backend.h"
+#include "server/scheduler/scheduler.h"
+#include "server/metrics.h"
+#include "server/tenant.h"
 
 namespace rgpu::server {
 
@@ -22,11 +27,26 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:7420";
   std::string platform;  // substring of the OpenCL platform name; empty = best found
   std::string name = "rgpud";
+  SchedulerOptions sched;
   bool insecure = false;
   uint32_t max_frame = proto::kMaxBody;
   size_t max_objects_per_session = 1 << 20;
   size_t max_staging_bytes = size_t{2} << 30;  // bytes one session may have in flight
+  // Backpressure: a session's socket is not read while it has more commands than this
+  // unfinished on the device, or more than max_outbox_bytes of answers not yet sent.
+  size_t max_commands_in_flight = 1 << 16;
+  size_t max_outbox_bytes = size_t{256} << 20;
+  // SIGTERM: how long running commands may take to finish before sessions are cut.
+  std::chrono::milliseconds stop_grace{10000};
+
+  // From the config file (server/config.h). No tenants: one anonymous tenant, no token.
+  std::vector<std::shared_ptr<const Tenant>> tenants;
+  std::string tls_cert, tls_key;  // PEM files; both set = TCP connections speak TLS
+  std::string tls_client_ca;      // set = clients must present a certificate signed by it
+  std::string metrics;            // HOST:PORT of the Prometheus endpoint; empty = none
 };
+
+
 
 class Server {
  public:
@@ -35,8 +55,11 @@ class Server {
 
   // Binds the listening socket. Returns the bound address (port 0 picks a free port).
   Status Bind();
-  // Accepts and serves clients until Stop(); returns once every session has ended.
+  // Accepts and serves clients until Stop(). Then refuses new clients, lets running
+  // commands finish (at most options().stop_grace), says Goodbye to every client and
+  // returns once every session has ended, or LingeringSessions() says how many did not.
   void Run();
+  size_t LingeringSessions();
   // Safe from a signal-watching thread.
   void Stop();
 
@@ -45,22 +68,38 @@ class Server {
   const std::string& name() const { return options_.name; }
   std::string bound_address() const { return bound_; }
 
-  Status Authenticate(const std::string& token);
-  // Every kernel launch of every session comes through here (the scheduler's entry point).
-  Result<BkEvent*> LaunchKernel(Session* s, BkQueue* q, BkKernel* k,
-                                std::span<const KernelArgValue> args, const NDRange& range,
-                                WaitList waits);
+  // Finds the tenant whose token this is and admits one more session of it (max_sessions).
+  // Every successful call is paired with one Leave().
+  Result<const Tenant*> Authenticate(const std::string& token);
+  void Leave(const Tenant* t);
+  TenantUsage& Usage(const Tenant* t) { return metrics_.Usage(t); }
+  Metrics& metrics() { return metrics_; }
+  const std::vector<std::shared_ptr<const Tenant>>& tenants() const { return tenants_; }
+  // Every kernel launch of every session goes through the scheduler.
+  Scheduler& scheduler() { return *scheduler_; }
 
   void CountCommand() { commands_.fetch_add(1, std::memory_order_relaxed); }
   void CountObjects(int64_t d) { objects_.fetch_add(d, std::memory_order_relaxed); }
   uint64_t TotalObjects() const { return static_cast<uint64_t>(objects_.load()); }
   uint64_t ActiveSessions();
+  bool stopping() const { return stopping_.load(); }
+  // One line per authenticated session (for Stats / rgpu status).
+  struct SessionSummary {
+    uint64_t id;
+    const Tenant* tenant;
+    std::string peer;
+    uint64_t objects, commands, in_flight;
+  };
+  std::vector<SessionSummary> SessionSummaries();
 
  private:
   void SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, std::string peer);
 
   ServerOptions options_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<std::shared_ptr<const Tenant>> tenants_;  // fixed after construction
+  Metrics metrics_;
   int listen_fd_ = -1;
   std::string bound_;
   std::atomic<bool> stopping_{false};

@@ -21,6 +21,7 @@ using proto::Writer;
 void Outbox::Push(FrameHeader h, std::vector<uint8_t> body) {
   std::lock_guard lk(mu_);
   if (closed_) return;
+  pending_ += proto::kHeaderSize + body.size();
   control_.push_back(Frame{h, std::move(body), nullptr, 0, 0});
   cv_.notify_one();
 }
@@ -29,11 +30,20 @@ void Outbox::PushBulk(FrameHeader h, std::vector<uint8_t> prefix, Bytes data, si
                       size_t len) {
   std::lock_guard lk(mu_);
   if (closed_) return;
+  pending_ += proto::kHeaderSize + prefix.size() + len;
   bulk_.push_back(Frame{h, std::move(prefix), std::move(data), off, len});
   cv_.notify_one();
 }
 
 void Outbox::Run() {
+  struct Finished {
+    Outbox* o;
+    ~Finished() {
+      std::lock_guard lk(o->mu_);
+      o->finished_ = true;
+      o->drained_.notify_all();
+    }
+  } finished{this};
   for (;;) {
     Frame f;
     {
@@ -52,8 +62,10 @@ void Outbox::Run() {
     f.h.body_len = static_cast<uint32_t>(f.body.size() + f.len);
     Status s = stream_->SendFrame(f.h, f.body.data(), f.body.size(),
                                   f.bulk ? f.bulk->data() + f.off : nullptr, f.len);
+    std::lock_guard lk(mu_);
+    pending_ -= std::min(pending_, proto::kHeaderSize + f.body.size() + f.len);
+    drained_.notify_all();
     if (!s.ok()) {
-      std::lock_guard lk(mu_);
       closed_ = true;
       control_.clear();
       bulk_.clear();
@@ -62,10 +74,38 @@ void Outbox::Run() {
   }
 }
 
+size_t Outbox::Pending() {
+  std::lock_guard lk(mu_);
+  return pending_;
+}
+
+void Outbox::Reserve(size_t n) {
+  std::lock_guard lk(mu_);
+  pending_ += n;
+}
+
+void Outbox::Unreserve(size_t n) {
+  std::lock_guard lk(mu_);
+  pending_ -= std::min(pending_, n);
+  drained_.notify_all();
+}
+
+bool Outbox::WaitDrained(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  return drained_.wait_for(lk, timeout, [&] { return finished_; });
+}
+
+bool Outbox::WaitBelow(size_t limit) {
+  std::unique_lock lk(mu_);
+  drained_.wait(lk, [&] { return closed_ || pending_ <= limit; });
+  return !closed_;
+}
+
 void Outbox::Close() {
   std::lock_guard lk(mu_);
   closed_ = true;
   cv_.notify_all();
+  drained_.notify_all();
 }
 
 namespace {
@@ -140,17 +180,23 @@ void Session::Serve() {
   std::string reason = "client closed the connection";
   std::vector<uint8_t> body;
   for (;;) {
+    if (!WaitForRoom()) break;
     FrameHeader h;
     Status s = stream_->RecvFrame(&h, &body, server_->options().max_frame);
     if (!s.ok()) {
-      if (s.is_protocol()) reason = s.message();
+      if (s.is_protocol()) {
+        reason = s.message();
+        server_->metrics().CountError(ErrorKind::Protocol);
+      }
       break;
     }
     stats_.bytes_in += proto::kHeaderSize + body.size();
+    if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
     Reader r(body.data(), body.size());
     s = Dispatch(h, r);
     if (!s.ok() && s.is_protocol()) {
       reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
+      if (hello_done_) server_->metrics().CountError(ErrorKind::Protocol);
       // Tell the client why before hanging up.
       std::vector<uint8_t> nb;
       Writer w(&nb);
@@ -162,16 +208,45 @@ void Session::Serve() {
   }
   size_t objects = objects_.size();
   ReleaseAll();
+  if (const Tenant* t = tenant()) server_->Leave(t);
   spdlog::info("session {} end: {} ({}), {} commands, {} objects released", id_, peer_, reason,
                stats_.commands.load(), objects);
+  // Let the last answers (a Goodbye, say) go out, but never wait long on a client that
+  // does not read.
   outbox_->Close();
+  outbox_->WaitDrained(std::chrono::seconds(2));
   stream_->Shutdown();
   if (writer_.joinable()) writer_.join();
 }
 
+bool Session::WaitForRoom() {
+  const auto& o = server_->options();
+  if (!outbox_->WaitBelow(o.max_outbox_bytes)) return false;
+  // Completion callbacks run on the backend's thread; polling here keeps them lock-free.
+  // The wait is only ever long for a client that floods the device with commands.
+  while (in_flight_->load() >= o.max_commands_in_flight) {
+    if (server_->stopping()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+bool Session::ChargeMemory(uint64_t size) {
+  auto& used = server_->Usage(tenant()).mem_bytes;
+  const uint64_t quota = tenant()->mem_quota_bytes;
+  uint64_t cur = used.load();
+  do {
+    if (quota != 0 && (size > quota || cur > quota - size)) return false;
+  } while (!used.compare_exchange_weak(cur, cur + size));
+  return true;
+}
+
+void Session::RefundMemory(uint64_t size) { server_->Usage(tenant()).mem_bytes -= size; }
+
 Status Session::Dispatch(const FrameHeader& h, Reader& r) {
   ++stats_.commands;
   server_->CountCommand();
+  if (const Tenant* t = tenant()) ++server_->Usage(t).commands;
   if (!hello_done_ && static_cast<Op>(h.op) != Op::Hello)
     return Status::Protocol("the first frame must be Hello");
   if (h.flags != 0) return Status::Protocol("requests carry no flags");
@@ -225,6 +300,8 @@ void Session::AsyncFailure(Op op, uint64_t id, const Status& s) {
   w.i32(s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
   w.str(s.message());
   Notify(Op::AsyncError, 0, std::move(body));
+  server_->metrics().CountError(s.code() == CL_MEM_OBJECT_ALLOCATION_FAILURE ? ErrorKind::Quota
+                                                                          : ErrorKind::Command);
 }
 
 Result<Session::Entry*> Session::Lookup(uint64_t id, ObjType type) {
@@ -248,6 +325,9 @@ Status Session::Insert(uint64_t id, Entry e) {
 
 void Session::ReleaseEntry(uint64_t id, Entry& e) {
   server_->backend().Release(e.type, e.handle);
+  if (e.original) server_->backend().Release(ObjType::Program, e.original);
+  if (e.sched_kernel) server_->backend().Release(ObjType::Kernel, e.sched_kernel);
+  if (e.charged) RefundMemory(e.charged);
   --live_objects_;
   server_->CountObjects(-1);
 }
@@ -259,8 +339,15 @@ void Session::ReleaseAll() {
     if (e.type == ObjType::Event && e.is_user_event)
       server_->backend().SetUserEventStatus(static_cast<BkEvent*>(e.handle),
                                             CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  // Launches the scheduler still holds for this session are dropped (their events fail).
+  server_->scheduler().CancelSession(id_);
   for (auto& [id, e] : objects_)
     if (e.type == ObjType::Queue) server_->backend().Finish(static_cast<BkQueue*>(e.handle));
+  for (auto& [key, q] : exec_queues_) {
+    server_->backend().Finish(q);
+    server_->backend().Release(ObjType::Queue, q);
+  }
+  exec_queues_.clear();
   for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Mem,
                     ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
@@ -293,27 +380,44 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
                                std::to_string(proto::kVersion) + ")"));
     return Status::Protocol("version mismatch");
   }
-  Status auth = server_->Authenticate(token);
+  auto auth = server_->Authenticate(token);
   if (!auth.ok()) {
-    Reply(h, auth);
-    return Status::Protocol("authentication failed: " + auth.message());
+    spdlog::warn("session {}: {} ({}) refused: {}", id_, peer_, client_name_,
+                 auth.status().message());
+    server_->metrics().CountError(ErrorKind::Auth);
+    Reply(h, auth.status());
+    return Status::Protocol("authentication failed: " + auth.status().message());
   }
+  const Tenant* tenant = *auth;
   hello_done_ = true;
-  spdlog::info("session {} start: {} ({})", id_, peer_, client_name_);
+  tenant_ = tenant;
+  ++server_->Usage(tenant).sessions_total;
+  spdlog::info("session {} start: {} ({}) tenant {}", id_, peer_, client_name_, tenant->id);
   std::vector<uint8_t> f;
   Writer w(&f);
   w.u16(proto::kVersion);
   w.u64(id_);
   w.str(server_->name());
+  // Only the devices the tenant may use; their server indices follow the list.
   const auto& devs = server_->backend().Devices();
-  w.u32(static_cast<uint32_t>(devs.size()));
-  for (const auto& d : devs) {
-    w.u32(static_cast<uint32_t>(d.encoded_info.size()));
-    for (const auto& [param, enc] : d.encoded_info) {
+  std::vector<uint32_t> shown;
+  for (size_t i = 0; i < devs.size(); ++i)
+    if (tenant->MayUse(static_cast<int>(i))) shown.push_back(static_cast<uint32_t>(i));
+  w.u32(static_cast<uint32_t>(shown.size()));
+  for (uint32_t i : shown) {
+    w.u32(static_cast<uint32_t>(devs[i].encoded_info.size()));
+    for (const auto& [param, enc] : devs[i].encoded_info) {
       w.u32(param);
       w.raw(enc.data(), enc.size());
     }
   }
+  w.u32(static_cast<uint32_t>(shown.size()));
+  for (uint32_t i : shown) w.u32(i);
+  // The memory the tenant may still allocate, so that the client can refuse a buffer over
+  // quota at clCreateBuffer (the server still enforces it).
+  const uint64_t quota = tenant->mem_quota_bytes;
+  const uint64_t used = server_->Usage(tenant).mem_bytes.load();
+  w.u64(quota == 0 ? UINT64_MAX : quota - std::min(quota, used));
   Reply(h, Status::Ok(), f);
   return Status::Ok();
 }
@@ -324,6 +428,12 @@ Status Session::CreateContext(Reader& r) {
   std::vector<int> devs;
   for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
   if (!r.done()) return Status::Protocol("malformed CreateContext");
+  for (int d : devs)
+    if (!tenant()->MayUse(d))
+      return AsyncFailure(Op::CreateContext, id,
+                          Status::Error(CL_INVALID_DEVICE, "device " + std::to_string(d) +
+                                                               " is not one of this tenant's")),
+             Status::Ok();
   auto ctx = server_->backend().CreateContext(devs);
   if (!ctx.ok()) {
     AsyncFailure(Op::CreateContext, id, ctx.status());
@@ -343,15 +453,23 @@ Status Session::CreateQueue(Reader& r) {
   int dev = static_cast<int>(r.u32());
   uint64_t props = r.u64();
   if (!r.done()) return Status::Protocol("malformed CreateQueue");
+  if (!tenant()->MayUse(dev))
+    return AsyncFailure(Op::CreateQueue, id,
+                        Status::Error(CL_INVALID_DEVICE, "device not one of this tenant's")),
+           Status::Ok();
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateQueue, id, ctx.status()), Status::Ok();
-  auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), dev, props);
+  // Profiling is always on: the scheduler measures every tenant's device time. The client
+  // still answers CL_PROFILING_INFO_NOT_AVAILABLE where the application did not ask for it.
+  auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), dev,
+                                          props | CL_QUEUE_PROFILING_ENABLE);
   if (!q.ok()) return AsyncFailure(Op::CreateQueue, id, q.status()), Status::Ok();
   Entry e;
   e.type = ObjType::Queue;
   e.handle = *q;
   e.parent = ctx_id;
   e.device = dev;
+  e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
   Status s = Insert(id, std::move(e));
   if (!s.ok()) server_->backend().Release(ObjType::Queue, *q);
   return s;
@@ -398,16 +516,30 @@ Status Session::CreateBuffer(Reader& r) {
     return Status::Protocol("initial data does not match the buffer size");
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateBuffer, id, ctx.status()), Status::Ok();
+  // CL_MEM_OBJECT_ALLOCATION_FAILURE if there is a failure to allocate memory for buffer
+  // object: here, the tenant's memory quota would be exceeded.
+  if (!ChargeMemory(size))
+    return AsyncFailure(Op::CreateBuffer, id,
+                        Status::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                                      "tenant '" + tenant()->id + "' is over its memory quota")),
+           Status::Ok();
   auto m = server_->backend().CreateBuffer(static_cast<BkContext*>((*ctx)->handle), flags, size,
                                            blob->get());
-  if (!m.ok()) return AsyncFailure(Op::CreateBuffer, id, m.status()), Status::Ok();
+  if (!m.ok()) {
+    RefundMemory(size);
+    return AsyncFailure(Op::CreateBuffer, id, m.status()), Status::Ok();
+  }
   Entry e;
   e.type = ObjType::Mem;
   e.handle = *m;
   e.parent = ctx_id;
   e.size = size;
+  e.charged = size;
   Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Mem, *m);
+  if (!s.ok()) {
+    server_->backend().Release(ObjType::Mem, *m);
+    RefundMemory(size);
+  }
   return s;
 }
 
@@ -441,6 +573,7 @@ Status Session::CreateProgramWithSource(Reader& r) {
   e.type = ObjType::Program;
   e.handle = *p;
   e.parent = ctx_id;
+  e.source = std::string(src);
   Status s = Insert(id, std::move(e));
   if (!s.ok()) server_->backend().Release(ObjType::Program, *p);
   return s;
@@ -502,11 +635,53 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   if (!r.done()) return Status::Protocol("malformed BuildProgram");
   auto p = Lookup(id, ObjType::Program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
-  auto* prog = static_cast<BkProgram*>((*p)->handle);
-  Status s = server_->backend().BuildProgram(prog, devs, options);
+  Entry& e = **p;
+  Backend& bk = server_->backend();
+  // Under a slicing policy, build the program rewritten so its launches can be sliced
+  // without changing results (server/scheduler/slicer.h); fall back to the original.
+  if (!e.source.empty() && server_->scheduler().options().policy != Policy::Fifo) {
+    auto rw = slicer::RewriteForSlicing(e.source, options);
+    if (!rw.ok()) {
+      spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, rw.reason());
+    } else {
+      auto ctx = Lookup(e.parent, ObjType::Context);
+      auto p2 = ctx.ok() ? bk.CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle),
+                                                      rw.value().source)
+                         : Result<BkProgram*>(ctx.status());
+      if (p2.ok() && bk.BuildProgram(*p2, devs, options).ok()) {
+        auto ks = bk.KernelsOf(*p2);
+        std::vector<slicer::BuiltKernel> built;
+        if (ks.ok())
+          for (auto& k : ks.value()) built.push_back({k.name, k.num_args});
+        slicer::Status check = slicer::CheckBuiltKernels(rw.value(), built);
+        if (ks.ok() && check.ok()) {
+          bk.Release(ObjType::Program, e.handle);
+          e.handle = *p2;
+          e.build_options = options;
+          e.build_devices = devs;
+          e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw).value());
+          std::vector<uint8_t> f;
+          Writer w(&f);
+          w.u32(static_cast<uint32_t>(ks.value().size()));
+          for (auto& k : ks.value()) {
+            const auto* info = e.rewrite->FindKernel(k.name);
+            w.str(k.name);
+            w.u32(info ? info->user_arg_count : k.num_args);
+          }
+          Reply(h, Status::Ok(), f);
+          return Status::Ok();
+        }
+        spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, check.reason());
+      }
+      if (p2.ok()) bk.Release(ObjType::Program, *p2);
+    }
+  }
+  e.rewrite.reset();
+  auto* prog = static_cast<BkProgram*>(e.handle);
+  Status s = bk.BuildProgram(prog, devs, options);
   std::vector<uint8_t> f;
   Writer w(&f);
-  WriteKernels(w, server_->backend().KernelsOf(prog));
+  WriteKernels(w, bk.KernelsOf(prog));
   Reply(h, s, f);
   return Status::Ok();
 }
@@ -586,6 +761,17 @@ Status Session::CreateKernel(Reader& r) {
   e.type = ObjType::Kernel;
   e.handle = *k;
   e.parent = prog_id;
+  e.kernel_name = name;
+  // The fair policy's dispatcher needs its own instance (arguments are per kernel object);
+  // made now, while the program is sure to exist: the application may release it next.
+  if (server_->scheduler().options().policy == Policy::Fair) {
+    auto sk = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
+    if (sk.ok()) e.sched_kernel = *sk;
+  }
+  if ((*p)->rewrite) {
+    e.kernel_rewrite = (*p)->rewrite;
+    e.slice_info = e.kernel_rewrite->FindKernel(name);
+  }
   Status s = Insert(id, std::move(e));
   if (!s.ok()) server_->backend().Release(ObjType::Kernel, *k);
   return s;
@@ -679,6 +865,8 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
   std::vector<uint8_t> raw;
   Status s;
   if (family == F::Device) {
+    if (id > INT32_MAX || !tenant()->MayUse(static_cast<int>(id)))
+      return Reply(h, Status::Error(CL_INVALID_DEVICE, "no such device")), Status::Ok();
     s = server_->backend().DeviceInfo(static_cast<int>(id), param, &raw);
   } else {
     ObjType t = family == F::Program || family == F::ProgramBuild ? ObjType::Program
@@ -688,7 +876,20 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
                     : ObjType::None;
     auto e = Lookup(id, t);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
-    s = server_->backend().GetInfo(family, (*e)->handle, device, aux, param, &raw);
+    void* obj = (*e)->handle;
+    if (family == F::Program && (*e)->rewrite &&
+        (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES)) {
+      auto orig = OriginalProgram(**e);
+      if (!orig.ok()) return Reply(h, orig.status()), Status::Ok();
+      obj = *orig;
+    }
+    s = server_->backend().GetInfo(family, obj, device, aux, param, &raw);
+    // A rewritten kernel has one argument more than the application wrote: hide it.
+    if (s.ok() && family == F::Kernel && param == CL_KERNEL_NUM_ARGS && (*e)->slice_info &&
+        raw.size() == sizeof(cl_uint)) {
+      cl_uint n = (*e)->slice_info->user_arg_count;
+      std::memcpy(raw.data(), &n, sizeof(n));
+    }
   }
   std::vector<uint8_t> f;
   if (s.ok()) {
@@ -704,7 +905,15 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
   if (!r.done()) return Status::Protocol("malformed GetEventProfiling");
   auto e = Lookup(id, ObjType::Event);
   if (!e.ok()) return Reply(h, e.status()), Status::Ok();
-  auto t = server_->backend().Profiling(static_cast<BkEvent*>((*e)->handle));
+  Result<ProfilingTimes> t = Status::Error(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
+  if ((*e)->times) {
+    if ((*e)->times->ready) {
+      const LaunchTimes& lt = *(*e)->times;
+      t = ProfilingTimes{lt.queued, lt.submit, lt.start, lt.end};
+    }
+  } else {
+    t = server_->backend().Profiling(static_cast<BkEvent*>((*e)->handle));
+  }
   if (!t.ok()) return Reply(h, t.status()), Status::Ok();
   std::vector<uint8_t> f;
   Writer w(&f);
@@ -863,6 +1072,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   };
 
   Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
+  std::shared_ptr<LaunchTimes> launch_times;
   Bytes dst;
   switch (op) {
     case Op::WriteBuffer: {
@@ -931,8 +1141,30 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       }
       if (range.dims < 1 || range.dims > 3)
         return fail(Status::Error(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3"));
-      ev = server_->LaunchKernel(this, queue, static_cast<BkKernel*>(ke.handle), ke.args, range,
-                                 waits);
+      LaunchRequest req;
+      req.session_id = id_;
+      req.tenant = tenant();
+      req.queue = queue;
+      req.queue_in_order = (*q)->in_order;
+      req.kernel = static_cast<BkKernel*>(ke.handle);
+      req.args = ke.args;
+      req.slice_info = ke.slice_info;
+      req.range = range;
+      req.waits = waits;
+      if (server_->scheduler().options().policy == Policy::Fair) {
+        auto ctx = Lookup((*q)->parent, ObjType::Context);
+        if (!ctx.ok()) return fail(ctx.status());
+        req.context = static_cast<BkContext*>((*ctx)->handle);
+        auto xq = ExecQueue((*q)->parent, (*q)->device);
+        if (!xq.ok()) return fail(xq.status());
+        req.exec_queue = *xq;
+        if (!ke.sched_kernel) return fail(Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance"));
+        req.sched_kernel = ke.sched_kernel;
+      }
+      auto launched = server_->scheduler().Submit(std::move(req));
+      if (!launched.ok()) return fail(launched.status());
+      ev = launched->event;
+      launch_times = launched->times;
       break;
     }
     case Op::Marker:
@@ -955,8 +1187,13 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       break;
   }
   if (!ev.ok()) return fail(ev.status());
+  // Backpressure (WaitForRoom) counts what the device has not finished.
+  ++*in_flight_;
+  bk.OnComplete(*ev, [n = in_flight_](int32_t) { --*n; });
 
   if (dst) {
+    // The answer's bytes count against the outbox bound from now until they are sent.
+    outbox_->Reserve(dst->size());
     // Send the data when the read completes; chunks go behind control frames.
     auto out = outbox_;
     auto* stats = &stats_;
@@ -979,6 +1216,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       } else {
         SendReply(*out, rop, tag, Status::Error(st, "read failed"));
       }
+      out->Unreserve(dst->size());
       (void)stats;
     });
   }
@@ -987,6 +1225,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     e.type = ObjType::Event;
     e.handle = *ev;
     e.parent = (*q)->parent;
+    e.times = launch_times;
     Status s = Insert(event_id, std::move(e));
     if (!s.ok()) {
       bk.Release(ObjType::Event, *ev);
@@ -996,6 +1235,33 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     bk.Release(ObjType::Event, *ev);
   }
   return Status::Ok();
+}
+
+Result<BkProgram*> Session::OriginalProgram(Entry& e) {
+  if (e.original) return e.original;
+  auto ctx = Lookup(e.parent, ObjType::Context);
+  if (!ctx.ok()) return ctx.status();
+  Backend& bk = server_->backend();
+  auto p = bk.CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle), e.source);
+  if (!p.ok()) return p.status();
+  if (Status s = bk.BuildProgram(*p, e.build_devices, e.build_options); !s.ok()) {
+    bk.Release(ObjType::Program, *p);
+    return s;
+  }
+  e.original = *p;
+  return *p;
+}
+
+Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device) {
+  auto it = exec_queues_.find({ctx_id, device});
+  if (it != exec_queues_.end()) return it->second;
+  auto ctx = Lookup(ctx_id, ObjType::Context);
+  if (!ctx.ok()) return ctx.status();
+  auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), device,
+                                          CL_QUEUE_PROFILING_ENABLE);
+  if (!q.ok()) return q.status();
+  exec_queues_[{ctx_id, device}] = *q;
+  return *q;
 }
 
 Status Session::Flush(Reader& r) {
@@ -1093,8 +1359,47 @@ Status Session::Stats(const FrameHeader& h, Reader& r) {
   w.u64(objects_.size());
   w.u64(server_->TotalObjects());
   w.u64(server_->ActiveSessions());
+  // What `rgpu status` shows. A tenant sees itself only, unless it is an admin (or there
+  // is no config: everyone is the anonymous tenant then).
+  const bool all = tenant()->admin || server_->options().tenants.empty();
+  auto visible = [&](const Tenant* t) { return all || t == tenant(); };
+  std::vector<const Tenant*> ts;
+  for (const auto& t : server_->tenants())
+    if (visible(t.get())) ts.push_back(t.get());
+  w.u32(static_cast<uint32_t>(ts.size()));
+  for (const Tenant* t : ts) {
+    TenantUsage& u = server_->Usage(t);
+    w.str(t->id);
+    w.str(PriorityName(t->priority));
+    w.u64(static_cast<uint64_t>(t->weight * 1000));  // milli-weight
+    w.u32(u.sessions.load());
+    w.u64(u.mem_bytes.load());
+    w.u64(t->mem_quota_bytes);
+    w.u64(u.device_ns.load());
+    w.u64(u.commands.load());
+  }
+  auto sessions = server_->SessionSummaries();
+  uint32_t n = 0;
+  for (const auto& s : sessions) n += visible(s.tenant);
+  w.u32(n);
+  for (const auto& s : sessions) {
+    if (!visible(s.tenant)) continue;
+    w.u64(s.id);
+    w.str(s.tenant->id);
+    w.str(s.peer);
+    w.u64(s.objects);
+    w.u64(s.commands);
+    w.u64(s.in_flight);
+  }
   Reply(h, Status::Ok(), f);
   return Status::Ok();
+}
+
+void Session::SayGoodbye(const std::string& why) {
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.str(why);
+  Notify(Op::Goodbye, 0, std::move(body));
 }
 
 }  // namespace rgpu::server

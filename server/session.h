@@ -6,9 +6,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +21,9 @@
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "server/backend/backend.h"
+#include "server/scheduler/scheduler.h"
+#include "server/scheduler/slicer.h"
+#include "server/tenant.h"
 
 namespace rgpu::server {
 
@@ -35,6 +40,15 @@ class Outbox {
                 size_t len);
   void Run();    // the writer thread's loop
   void Close();  // stops Run after what is queued has been sent or the stream failed
+  // Bytes queued and not yet written, plus bytes Reserve()d for answers still being made
+  // (reads in flight). The session stops reading requests while this is over its bound.
+  size_t Pending();
+  void Reserve(size_t n);
+  void Unreserve(size_t n);
+  // Blocks until Pending() <= limit or the outbox closed; false if closed.
+  bool WaitBelow(size_t limit);
+  // After Close(): waits at most `timeout` for the writer to drain; false if it did not.
+  bool WaitDrained(std::chrono::milliseconds timeout);
 
  private:
   struct Frame {
@@ -49,6 +63,9 @@ class Outbox {
   std::deque<Frame> control_;  // GUARDED_BY(mu_)
   std::deque<Frame> bulk_;     // GUARDED_BY(mu_)
   bool closed_ = false;        // GUARDED_BY(mu_)
+  size_t pending_ = 0;         // GUARDED_BY(mu_)
+  bool finished_ = false;      // GUARDED_BY(mu_): Run returned
+  std::condition_variable drained_;
 };
 
 struct SessionStats {
@@ -64,8 +81,17 @@ class Session {
   // Serves the connection until it closes; then releases everything the client owned.
   void Serve();
   void Stop() { stream_->Shutdown(); }
+  // Ends the session after what is queued for the client has been written.
+  void StopReading() { stream_->ShutdownRead(); }
+  // Graceful stop: tells the client why (Goodbye) before the connection is cut.
+  void SayGoodbye(const std::string& why);
   uint64_t id() const { return id_; }
   size_t LiveObjects() const { return live_objects_.load(); }
+  // The tenant the session authenticated as; nullptr until Hello succeeded.
+  const Tenant* tenant() const { return tenant_.load(); }
+  const std::string& peer() const { return peer_; }
+  uint64_t Commands() const { return stats_.commands.load(); }
+  uint64_t CommandsInFlight() const { return in_flight_->load(); }
 
  private:
   struct Entry {
@@ -78,6 +104,24 @@ class Session {
     std::vector<KernelArgValue> args;  // kernels: the arguments set so far
     std::vector<uint64_t> arg_mem_ids; // kernels: id behind each Mem argument (0 = none)
     bool is_user_event = false;
+    // Programs: the source (rewritten for slicing at build time when the policy slices) and
+    // the rewrite that was built, if any. Kernels: their slicing facts and the second kernel
+    // instance the scheduler's dispatcher uses. Queues: whether in order.
+    std::string source;
+    std::shared_ptr<const slicer::RewrittenProgram> rewrite;
+    // A rewritten program's binaries must not carry the hidden argument: they come from the
+    // original source, built on demand with the same options.
+    std::string build_options;
+    std::vector<int> build_devices;
+    BkProgram* original = nullptr;
+    std::shared_ptr<const slicer::RewrittenProgram> kernel_rewrite;  // keeps slice_info alive
+    const slicer::KernelInfo* slice_info = nullptr;
+    BkKernel* sched_kernel = nullptr;
+    std::string kernel_name;
+    bool in_order = true;
+    // Events of launches that ran in slices: their profiling times.
+    std::shared_ptr<LaunchTimes> times;
+    uint64_t charged = 0;      // memory objects: bytes charged to the tenant's quota
   };
 
   Status Dispatch(const proto::FrameHeader& h, proto::Reader& r);
@@ -105,6 +149,11 @@ class Session {
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);
   Status WatchEvent(proto::Reader& r);
   Status Stats(const proto::FrameHeader& h, proto::Reader& r);
+  // Charges `size` bytes of device memory to the tenant; false when over its quota.
+  bool ChargeMemory(uint64_t size);
+  void RefundMemory(uint64_t size);
+  // Backpressure: waits while the session has too much unfinished or unsent work.
+  bool WaitForRoom();
 
   // Looks `id` up with the expected type; errors carry the OpenCL code for that type.
   Result<Entry*> Lookup(uint64_t id, proto::ObjType type);
@@ -128,6 +177,14 @@ class Session {
   std::thread writer_;
   bool hello_done_ = false;
   std::string client_name_;
+  std::atomic<const Tenant*> tenant_{nullptr};
+  // Commands handed to the device and not yet complete; shared with completion callbacks.
+  std::shared_ptr<std::atomic<uint64_t>> in_flight_ = std::make_shared<std::atomic<uint64_t>>(0);
+
+  // rgpud's own queue per (context id, device) for launches the scheduler holds back.
+  Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device);
+  Result<BkProgram*> OriginalProgram(Entry& e);
+  std::map<std::pair<uint64_t, int>, BkQueue*> exec_queues_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, Entry> objects_;

@@ -152,6 +152,7 @@ class Backend {
   // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
   virtual void OnComplete(BkEvent* e, CompletionFn fn) = 0;
 
+  virtual void Retain(proto::ObjType type, void* handle) = 0;
   virtual void Release(proto::ObjType type, void* handle) = 0;
 };
 

@@ -465,6 +465,19 @@ class OpenCLBackend final : public Backend {
     }
   }
 
+  void Retain(proto::ObjType type, void* h) override {
+    using T = proto::ObjType;
+    switch (type) {
+      case T::Context: clRetainContext(static_cast<cl_context>(h)); break;
+      case T::Queue: clRetainCommandQueue(static_cast<cl_command_queue>(h)); break;
+      case T::Mem: clRetainMemObject(static_cast<cl_mem>(h)); break;
+      case T::Program: clRetainProgram(static_cast<cl_program>(h)); break;
+      case T::Kernel: clRetainKernel(static_cast<cl_kernel>(h)); break;
+      case T::Event: clRetainEvent(static_cast<cl_event>(h)); break;
+      default: break;
+    }
+  }
+
   void Release(proto::ObjType type, void* h) override {
     using T = proto::ObjType;
     switch (type) {

@@ -1,0 +1,522 @@
+#include "server/scheduler/scheduler.h"
+
+#include <CL/cl.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace rgpu::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A tenant counts as active for this long after its last launch, so that a tenant issuing
+// short kernels at a steady rate is seen as present between them.
+constexpr auto kActiveWindow = std::chrono::milliseconds(200);
+// Slices on the device at once from held launches: two keep it busy while the dispatcher
+// reacts; one while a latency-critical tenant is active, so it waits behind one slice at most.
+constexpr int kHeldDepth = 2;
+// A held launch is planned in at most this many fine pieces; the dispatcher merges
+// consecutive pieces into slices of about one quantum.
+constexpr size_t kFinePieces = 256;
+
+KernelArgValue HiddenArg(const cl_ulong16& v) {
+  KernelArgValue a;
+  a.kind = KernelArgValue::Kind::Bytes;
+  a.bytes.resize(sizeof(v));
+  std::memcpy(a.bytes.data(), &v, sizeof(v));
+  return a;
+}
+
+slicer::LaunchShape ShapeOf(const NDRange& r) {
+  slicer::LaunchShape s;
+  s.dims = r.dims;
+  s.local_given = r.has_local;
+  for (int i = 0; i < 3; ++i) {
+    s.offset[i] = r.has_offset ? r.offset[i] : 0;
+    s.global[i] = r.global[i];
+    s.local[i] = r.local[i];
+  }
+  return s;
+}
+
+NDRange RangeOf(const slicer::LaunchShape& launch, const slicer::Slice& s) {
+  NDRange r;
+  r.dims = launch.dims;
+  r.has_offset = true;
+  r.has_local = launch.local_given;
+  for (int i = 0; i < 3; ++i) {
+    r.offset[i] = s.offset[i];
+    r.global[i] = s.global[i];
+    r.local[i] = launch.local[i];
+  }
+  return r;
+}
+
+std::string TenantKey(const LaunchRequest& req) {
+  // Without a config every session is the anonymous tenant; share between sessions then.
+  if (!req.tenant || req.tenant->id == "anonymous") return "session-" + std::to_string(req.session_id);
+  return req.tenant->id;
+}
+
+}  // namespace
+
+Result<Policy> ParsePolicy(const std::string& name) {
+  if (name == "fifo") return Policy::Fifo;
+  if (name == "seed001") return Policy::Seed001;
+  if (name == "fair") return Policy::Fair;
+  return Status::Error(CL_INVALID_VALUE, "unknown policy '" + name + "' (fifo, seed001, fair)");
+}
+
+const char* PolicyName(Policy p) {
+  switch (p) {
+    case Policy::Fifo: return "fifo";
+    case Policy::Seed001: return "seed001";
+    default: return "fair";
+  }
+}
+
+struct Scheduler::Held {
+  LaunchRequest req;
+  std::string tenant;
+  bool sliceable = false;
+  slicer::SlicePlan plan;   // fine pieces (when sliceable)
+  size_t next = 0;          // next fine piece to dispatch
+  size_t done = 0;          // fine pieces finished
+  size_t total = 1;         // fine pieces in all
+  int in_flight = 0;
+  bool ready = false;       // everything the launch waits for has completed
+  bool cancelled = false;
+  int32_t status = CL_COMPLETE;
+  BkEvent* gate = nullptr;  // user event the application's event waits on
+  std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
+};
+
+Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores)
+    : backend_(backend), options_(options), device_cores_(std::max<uint32_t>(device_cores, 1)) {
+  dispatcher_ = std::thread([this] { DispatchLoop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  dispatcher_.join();
+}
+
+Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
+  std::string key = TenantKey(req);
+  auto [it, fresh] = tenants_.try_emplace(key);
+  TenantState& st = it->second;
+  if (fresh) {
+    st.usage.tenant = key;
+    st.usage.weight = req.tenant ? std::max(req.tenant->weight, 1e-6) : 1.0;
+    st.priority = req.tenant ? req.tenant->priority : Priority::BestEffort;
+    st.tenant = req.tenant;
+  }
+  return st;
+}
+
+int Scheduler::ActiveTenants() {
+  auto now = Clock::now();
+  int n = 0;
+  for (auto& [key, st] : tenants_)
+    if (st.in_flight > 0 || !st.queue.empty() || now - st.last_submit < kActiveWindow) ++n;
+  return n;
+}
+
+void Scheduler::Account(const std::string& tenant, BkEvent* ev, bool slice) {
+  auto t = backend_->Profiling(ev);
+  uint64_t ns = t.ok() && t->end > t->start ? t->end - t->start : 0;
+  std::lock_guard lk(mu_);
+  auto it = tenants_.find(tenant);
+  if (it == tenants_.end()) return;
+  it->second.usage.device_ns += ns;
+  it->second.vtime += ns / it->second.usage.weight;
+  if (slice) it->second.usage.slices++;
+  if (on_device_time) on_device_time(it->second.tenant, ns);
+}
+
+Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
+  size_t slices = 0;
+  bool hold = false;
+  {
+    std::lock_guard lk(mu_);
+    TenantState& st = StateFor(req);
+    st.usage.launches++;
+    const bool was_idle = st.in_flight == 0 && st.queue.empty();
+    st.last_submit = Clock::now();
+    if (options_.policy == Policy::Seed001) {
+      size_t items = 1;
+      for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
+      int active = ActiveTenants();
+      // Algorithm 1: no split for a lone tenant or a launch smaller than the device.
+      if (options_.force_slices) slices = options_.force_slices;
+      else if (active > 1 && items >= device_cores_)
+        slices = static_cast<size_t>(std::lround(active * options_.alpha));
+    } else if (options_.policy == Policy::Fair) {
+      bool others = false;
+      auto now = Clock::now();
+      for (auto& [key, o] : tenants_)
+        if (&o != &st && (o.in_flight > 0 || !o.queue.empty() || now - o.last_submit < kActiveWindow))
+          others = true;
+      // Latency-critical launches never wait in rgpud, and a tenant alone on the device
+      // launches directly: holding costs a round of the dispatcher per slice.
+      hold = options_.force_slices > 0 ||
+             (st.priority != Priority::LatencyCritical && (others || !st.queue.empty()));
+      if (hold && was_idle) {
+        // A tenant coming back gets no credit for its idle time.
+        double floor = st.vtime;
+        bool any = false;
+        for (auto& [key, o] : tenants_)
+          if (&o != &st && (o.in_flight > 0 || !o.queue.empty())) {
+            floor = any ? std::min(floor, o.vtime) : o.vtime;
+            any = true;
+          }
+        if (any) st.vtime = std::max(st.vtime, floor);
+      }
+    }
+  }
+  if (hold) return Hold(req);
+  if (slices > 1) return SplitInPlace(req, slices);
+  return Direct(req, true);
+}
+
+Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
+  std::vector<KernelArgValue> args = req.args;
+  if (req.slice_info && whole_hidden) args.push_back(HiddenArg(slicer::HiddenArgForWholeLaunch()));
+  auto ev = backend_->Launch(req.queue, req.kernel, args, req.range, req.waits);
+  if (!ev.ok()) return ev.status();
+  std::string key = TenantKey(req);
+  {
+    std::lock_guard lk(mu_);
+    StateFor(req).in_flight++;
+  }
+  backend_->OnComplete(*ev, [this, key, e = *ev](int32_t) {
+    Account(key, e, false);
+    std::lock_guard lk(mu_);
+    auto it = tenants_.find(key);
+    if (it != tenants_.end()) it->second.in_flight--;
+    cv_.notify_all();
+  });
+  return LaunchResult{*ev, nullptr};
+}
+
+Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
+  if (!req.slice_info) {
+    {
+      std::lock_guard lk(mu_);
+      StateFor(req).usage.unsliceable++;
+    }
+    return Direct(req, true);
+  }
+  auto plan = slicer::PlanSlices(*req.slice_info, ShapeOf(req.range), n);
+  if (!plan.ok()) {
+    spdlog::debug("launch not sliced: {}", plan.reason());
+    {
+      std::lock_guard lk(mu_);
+      StateFor(req).usage.unsliceable++;
+    }
+    return Direct(req, true);
+  }
+  const auto& p = plan.value();
+  std::string key = TenantKey(req);
+  auto times = std::make_shared<LaunchTimes>();
+  struct Agg {
+    std::mutex mu;
+    size_t left;
+    uint64_t start = UINT64_MAX, end = 0, queued = UINT64_MAX, submit = UINT64_MAX;
+  };
+  auto agg = std::make_shared<Agg>();
+  agg->left = p.slices.size();
+  std::vector<BkEvent*> events;
+  for (size_t i = 0; i < p.slices.size(); ++i) {
+    std::vector<KernelArgValue> args = req.args;
+    args.push_back(HiddenArg(slicer::HiddenArgForSlice(p.launch, p.slices[i])));
+    // In an in-order queue the slices follow each other; out of order, each keeps the wait list.
+    WaitList waits = (i == 0 || !req.queue_in_order) ? WaitList(req.waits) : WaitList();
+    auto ev = backend_->Launch(req.queue, req.kernel, args, RangeOf(p.launch, p.slices[i]), waits);
+    if (!ev.ok()) {
+      for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
+      return ev.status();
+    }
+    events.push_back(*ev);
+    {
+      std::lock_guard lk(mu_);
+      StateFor(req).in_flight++;
+    }
+    backend_->OnComplete(*ev, [this, key, e = *ev, agg, times](int32_t) {
+      auto t = backend_->Profiling(e);
+      Account(key, e, true);
+      bool last;
+      {
+        std::lock_guard lk(agg->mu);
+        if (t.ok()) {
+          agg->start = std::min(agg->start, t->start);
+          agg->end = std::max(agg->end, t->end);
+          agg->queued = std::min(agg->queued, t->queued);
+          agg->submit = std::min(agg->submit, t->submit);
+        }
+        last = --agg->left == 0;
+      }
+      if (last) {
+        times->queued = agg->queued;
+        times->submit = agg->submit;
+        times->start = agg->start;
+        times->end = agg->end;
+        times->ready = true;
+      }
+      std::lock_guard lk(mu_);
+      auto it = tenants_.find(key);
+      if (it != tenants_.end()) it->second.in_flight--;
+      cv_.notify_all();
+    });
+  }
+  BkEvent* result;
+  if (req.queue_in_order) {
+    result = events.back();
+    events.pop_back();
+  } else {
+    auto m = backend_->Marker(req.queue, events);
+    if (!m.ok()) {
+      for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
+      return m.status();
+    }
+    result = *m;
+  }
+  for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
+  return LaunchResult{result, times};
+}
+
+Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
+  auto gate = backend_->CreateUserEvent(req.context);
+  if (!gate.ok()) return gate.status();
+  // What the launch waits for: its wait list and, in an in-order queue, everything before it.
+  auto start = backend_->Marker(req.queue, req.waits);
+  if (!start.ok()) {
+    backend_->Release(proto::ObjType::Event, *gate);
+    return start.status();
+  }
+  // The application's event: completes when the last slice has.
+  BkEvent* gate_list[1] = {*gate};
+  auto done = backend_->Marker(req.queue, gate_list);
+  if (!done.ok()) {
+    backend_->Release(proto::ObjType::Event, *gate);
+    backend_->Release(proto::ObjType::Event, *start);
+    return done.status();
+  }
+  backend_->Flush(req.queue);
+
+  auto h = std::make_shared<Held>();
+  h->req = std::move(req);
+  h->req.waits.clear();
+  h->tenant = TenantKey(h->req);
+  h->gate = *gate;
+  // Keep what the launch names alive until it has run, whatever the session releases.
+  backend_->Retain(proto::ObjType::Kernel, h->req.sched_kernel);
+  for (auto& a : h->req.args)
+    if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
+  if (h->req.slice_info) {
+    size_t pieces = options_.force_slices ? options_.force_slices : kFinePieces;
+    auto plan = slicer::PlanSlices(*h->req.slice_info, ShapeOf(h->req.range), pieces);
+    if (plan.ok()) {
+      h->plan = std::move(plan).value();
+      h->sliceable = true;
+      h->total = h->plan.slices.size();
+    } else {
+      spdlog::debug("launch not sliced: {}", plan.reason());
+    }
+  }
+  {
+    std::lock_guard lk(mu_);
+    TenantState& st = StateFor(h->req);
+    if (!h->sliceable) st.usage.unsliceable++;
+    st.queue.push_back(h);
+  }
+  backend_->OnComplete(*start, [this, h](int32_t status) {
+    std::lock_guard lk(mu_);
+    h->ready = true;
+    if (status < 0) h->status = status;
+    cv_.notify_all();
+  });
+  backend_->Release(proto::ObjType::Event, *start);
+  return LaunchResult{*done, h->times};
+}
+
+void Scheduler::DispatchLoop() {
+  std::unique_lock lk(mu_);
+  while (!stop_) {
+    if (!DispatchOne(lk)) cv_.wait_for(lk, std::chrono::milliseconds(50));
+  }
+}
+
+bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
+  // Drop finished or failed launches at the heads of the queues.
+  for (auto& [key, st] : tenants_) {
+    while (!st.queue.empty()) {
+      auto& h = st.queue.front();
+      bool over = h->in_flight == 0 && (h->done >= h->total || (h->ready && h->status < 0) || h->cancelled);
+      if (!over) break;
+      auto held = h;
+      st.queue.pop_front();
+      lk.unlock();
+      Finish(*held, held->status);
+      lk.lock();
+      return true;  // state may have changed; look again
+    }
+  }
+  bool lc_busy = false;
+  for (auto& [key, st] : tenants_)
+    if (st.priority == Priority::LatencyCritical && st.in_flight > 0) lc_busy = true;
+  TenantState* pick = nullptr;
+  for (auto& [key, st] : tenants_) {
+    if (st.queue.empty()) continue;
+    auto& h = st.queue.front();
+    if (!h->ready || h->cancelled || h->next >= h->total) continue;
+    const bool lc = st.priority == Priority::LatencyCritical;
+    if (!lc && lc_busy) continue;  // best-effort work waits while latency-critical work runs
+    if (!pick || (lc && pick->priority != Priority::LatencyCritical) ||
+        (lc == (pick->priority == Priority::LatencyCritical) && st.vtime < pick->vtime))
+      pick = &st;
+  }
+  if (!pick) return false;
+  bool any_lc_active = false;
+  auto now = Clock::now();
+  for (auto& [key, st] : tenants_)
+    if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow) any_lc_active = true;
+  int depth = any_lc_active ? 1 : kHeldDepth;
+  if (device_in_flight_ >= depth) return false;
+
+  auto h = pick->queue.front();
+  size_t first = h->next, count = 1;
+  if (h->sliceable) {
+    auto it = cost_ns_.find(h->req.sched_kernel);
+    if (options_.force_slices) count = 1;
+    else if (it == cost_ns_.end()) count = 1;  // first piece measures the kernel
+    else count = std::max<size_t>(1, static_cast<size_t>(options_.quantum_us * 1000.0 / std::max(it->second, 1.0)));
+    count = std::min(count, h->total - first);
+  }
+  h->next += count;
+  h->in_flight++;
+  pick->in_flight++;
+  device_in_flight_++;
+  lk.unlock();
+
+  std::vector<KernelArgValue> args = h->req.args;
+  NDRange range = h->req.range;
+  if (h->sliceable) {
+    // Merge consecutive fine pieces: they are contiguous along the sliced dimension.
+    slicer::Slice merged = h->plan.slices[first];
+    const auto& last = h->plan.slices[first + count - 1];
+    uint32_t d = h->plan.sliced_dim;
+    merged.global[d] = last.offset[d] + last.global[d] - merged.offset[d];
+    args.push_back(HiddenArg(slicer::HiddenArgForSlice(h->plan.launch, merged)));
+    range = RangeOf(h->plan.launch, merged);
+  } else if (h->req.slice_info) {
+    args.push_back(HiddenArg(slicer::HiddenArgForWholeLaunch()));
+  }
+  auto ev = backend_->Launch(h->req.exec_queue, h->req.sched_kernel, args, range, {});
+  if (!ev.ok()) {
+    spdlog::debug("held launch failed: {}", ev.status().message());
+    SliceDone(h, count, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
+  } else {
+    backend_->Flush(h->req.exec_queue);
+    backend_->OnComplete(*ev, [this, h, count, e = *ev](int32_t st) { SliceDone(h, count, st, e); });
+    backend_->Release(proto::ObjType::Event, *ev);
+  }
+  lk.lock();
+  return true;
+}
+
+void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, int32_t status, BkEvent* ev) {
+  uint64_t ns = 0;
+  ProfilingTimes t;
+  if (ev) {
+    auto p = backend_->Profiling(ev);
+    if (p.ok()) {
+      t = *p;
+      ns = t.end > t.start ? t.end - t.start : 0;
+    }
+  }
+  std::lock_guard lk(mu_);
+  auto it = tenants_.find(h->tenant);
+  if (it != tenants_.end()) {
+    TenantState& st = it->second;
+    st.usage.device_ns += ns;
+    if (h->sliceable) st.usage.slices++;
+    st.vtime += ns / st.usage.weight;
+    st.in_flight--;
+    if (on_device_time) on_device_time(st.tenant, ns);
+  }
+  device_in_flight_--;
+  if (h->sliceable && ns > 0) {
+    double per = static_cast<double>(ns) / count;
+    auto [c, fresh] = cost_ns_.try_emplace(h->req.sched_kernel, per);
+    if (!fresh) c->second = 0.7 * c->second + 0.3 * per;
+  }
+  if (ns > 0) {
+    auto& times = *h->times;
+    if (times.start == 0 || t.start < times.start) {
+      times.start = t.start;
+      times.queued = t.queued;
+      times.submit = t.submit;
+    }
+    times.end = std::max(times.end, t.end);
+  }
+  h->in_flight--;
+  h->done += count;
+  if (status < 0) h->status = status;
+  cv_.notify_all();
+}
+
+void Scheduler::Finish(Held& h, int32_t status) {
+  if (h.times->start != 0) h.times->ready = true;
+  backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
+  backend_->Release(proto::ObjType::Event, h.gate);
+  backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);
+  for (auto& a : h.req.args)
+    if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Release(proto::ObjType::Mem, a.mem);
+  std::lock_guard lk(mu_);
+  cv_.notify_all();
+}
+
+void Scheduler::CancelSession(uint64_t session_id) {
+  std::unique_lock lk(mu_);
+  for (auto& [key, st] : tenants_)
+    for (auto& h : st.queue)
+      if (h->req.session_id == session_id) {
+        h->cancelled = true;
+        if (h->status >= 0) h->status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+      }
+  cv_.notify_all();
+  // Wait until the dispatcher has dropped every launch of the session.
+  cv_.wait(lk, [&] {
+    for (auto& [key, st] : tenants_)
+      for (auto& h : st.queue)
+        if (h->req.session_id == session_id) return false;
+    return true;
+  });
+  // Forget per-session tenants (anonymous sessions) so the table does not grow.
+  auto it = tenants_.find("session-" + std::to_string(session_id));
+  if (it != tenants_.end()) {
+    const SchedUsage& u = it->second.usage;
+    spdlog::info("session {} scheduling ({}): {} launches, {} slices, {} run whole, {:.3f} ms device time",
+                 session_id, PolicyName(options_.policy), u.launches, u.slices, u.unsliceable,
+                 u.device_ns / 1e6);
+    tenants_.erase(it);
+  }
+}
+
+std::vector<SchedUsage> Scheduler::Usage() {
+  std::lock_guard lk(mu_);
+  std::vector<SchedUsage> out;
+  for (auto& [key, st] : tenants_) out.push_back(st.usage);
+  return out;
+}
+
+}  // namespace rgpu::server

@@ -1,0 +1,139 @@
+// The scheduler: every kernel launch of every session goes through it.
+//
+// Policies (docs/scheduling.md):
+//   fifo     launches go straight to the device in submission order, never sliced;
+//   seed001  Algorithm 1 of seeds/001: when several tenants are active and the launch is
+//            larger than the device, it is cut into active_tenants * alpha equal slices,
+//            enqueued back to back;
+//   fair     weighted fair sharing of measured device time: launches of a tenant that shares
+//            the device are held in rgpud and fed to the device a slice at a time, each slice
+//            sized from the kernel's measured cost to run about one quantum; latency-critical
+//            tenants go first. A tenant alone on the device launches directly.
+//
+// Every policy measures device time per tenant from profiling events (accounting).
+//
+// Threading: Submit and CancelSession are called from session threads; the dispatcher thread
+// feeds held launches to the device; completion callbacks run on backend threads. All shared
+// state is under mu_.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "server/backend/backend.h"
+#include "server/scheduler/slicer.h"
+#include "server/tenant.h"
+
+namespace rgpu::server {
+
+enum class Policy { Fifo, Seed001, Fair };
+Result<Policy> ParsePolicy(const std::string& name);
+const char* PolicyName(Policy p);
+
+struct SchedulerOptions {
+  Policy policy = Policy::Fair;
+  double alpha = 2.0;               // seed001: slices per active tenant
+  double quantum_us = 1000.0;       // fair: target device time of one slice
+  // Tests: cut every sliceable launch into this many slices (0 = policy decides).
+  uint32_t force_slices = 0;
+};
+
+// Profiling times of a launch that ran as several slices: first slice's start to last
+// slice's end. The launch's event itself is a marker; its times would say nothing.
+struct LaunchTimes {
+  std::atomic<bool> ready{false};
+  uint64_t queued = 0, submit = 0, start = 0, end = 0;
+};
+
+struct LaunchRequest {
+  uint64_t session_id = 0;
+  const Tenant* tenant = nullptr;
+  BkContext* context = nullptr;
+  BkQueue* queue = nullptr;        // the application's queue
+  bool queue_in_order = true;
+  BkQueue* exec_queue = nullptr;   // rgpud's own queue in the same context (held launches)
+  BkKernel* kernel = nullptr;      // used by the session thread (direct launches)
+  BkKernel* sched_kernel = nullptr;  // a second instance used only by the dispatcher
+  std::vector<KernelArgValue> args;  // the application's arguments, snapshot at submission
+  const slicer::KernelInfo* slice_info = nullptr;  // null: the program was not rewritten
+  NDRange range;
+  std::vector<BkEvent*> waits;
+};
+
+struct LaunchResult {
+  BkEvent* event = nullptr;  // one reference for the caller
+  std::shared_ptr<LaunchTimes> times;  // set when the event's own profiling is not the kernel's
+};
+
+struct SchedUsage {
+  std::string tenant;
+  double weight = 1.0;
+  uint64_t device_ns = 0;
+  uint64_t launches = 0;
+  uint64_t slices = 0;
+  uint64_t unsliceable = 0;  // launches that had to run whole under a slicing policy
+};
+
+class Scheduler {
+ public:
+  Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores);
+  ~Scheduler();
+
+  const SchedulerOptions& options() const { return options_; }
+  Result<LaunchResult> Submit(LaunchRequest req);
+  // The session is ending: its held launches are dropped (their events fail) and this
+  // returns once none of its slices is on the device.
+  void CancelSession(uint64_t session_id);
+  std::vector<SchedUsage> Usage();
+  // Called with every measured kernel's device time (set once, before launches start).
+  std::function<void(const Tenant*, uint64_t ns)> on_device_time;
+
+ private:
+  struct Held;
+  struct TenantState {
+    SchedUsage usage;
+    const Tenant* tenant = nullptr;
+    Priority priority = Priority::BestEffort;
+    double vtime = 0;  // device ns / weight: the fair-share clock
+    std::deque<std::shared_ptr<Held>> queue;  // held launches, in submission order
+    int in_flight = 0;  // this tenant's launches or slices on the device
+    std::chrono::steady_clock::time_point last_submit{};
+  };
+
+  Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
+  Result<LaunchResult> SplitInPlace(LaunchRequest& req, size_t slices);
+  Result<LaunchResult> Hold(LaunchRequest& req);
+  void Account(const std::string& tenant, BkEvent* ev, bool slice);
+  TenantState& StateFor(const LaunchRequest& req);  // requires mu_
+  int ActiveTenants();                              // requires mu_
+  void DispatchLoop();
+  bool DispatchOne(std::unique_lock<std::mutex>& lk);  // requires mu_ held via lk
+  void SliceDone(std::shared_ptr<Held> h, size_t fine_count, int32_t status, BkEvent* ev);
+  void Finish(Held& h, int32_t status);
+
+  Backend* backend_;
+  SchedulerOptions options_;
+  uint32_t device_cores_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, TenantState> tenants_;  // GUARDED_BY(mu_)
+  // Measured device ns per fine slice of each kernel (EWMA), by dispatcher kernel handle.
+  std::unordered_map<BkKernel*, double> cost_ns_;  // GUARDED_BY(mu_)
+  int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
+  bool stop_ = false;                               // GUARDED_BY(mu_)
+  std::thread dispatcher_;
+};
+
+}  // namespace rgpu::server
