@@ -1,0 +1,866 @@
+// rgpu-bench-sharing: how one GPU is shared between tenants (issue 4, docs/scheduling.md).
+//
+// One command runs every scenario under every mode and writes OUT/sharing.json (environment
+// header, calibration, every tenant's figures) and OUT/sharing.md (tables, targets):
+//
+//   scenarios  lc_solo   a latency-critical tenant: short kernels at a fixed rate, latency each
+//              be_solo   a best-effort tenant: long kernels back to back, kernels/s
+//              lc_be     both at once
+//              equal2, equal4   2 and 4 equal-weight tenants running the long kernel
+//              weighted  2 tenants with weights 1 and 3
+//   modes      native    one OpenCL process per tenant on the device's own platform
+//                        (the GPU time-slices between their contexts)
+//              mps       the same under a private NVIDIA MPS daemon
+//              fifo, seed001, fair[:QUANTUM_US]   rgpud with that policy, one rgpu client
+//                        process per tenant, tenants (token, weight, priority) from a config
+//
+// Every tenant is this binary again (`--tenant SPEC OUT`), a separate process with its own
+// environment. Tenants set up (context, program, warm-up), report ready, and start together
+// when the orchestrator writes the go file; each runs for --duration seconds.
+#include <CL/cl.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/workloads.h"
+
+#ifndef RGPU_BENCH_COMMIT
+#define RGPU_BENCH_COMMIT "unknown"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A dependent FMA chain: compute-bound, no memory traffic to speak of, a run-time length the
+// compiler cannot fold. It uses only get_global_id, so the slicer's rewrite accepts it and
+// every launch can be cut into slices of whole work-groups.
+const char* kSpinSource = R"CL(
+__kernel void spin(__global float* out, const int iters) {
+  const size_t gid = get_global_id(0);
+  float x = (float)(gid & 1023) * 1e-3f;
+  const float a = 0.999999f, b = 1e-6f;
+  for (int i = 0; i < iters; ++i) x = fma(x, a, b);
+  out[gid] = x;
+}
+)CL";
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+std::string Now() {
+  char buf[64];
+  std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Tail(const fs::path& p, size_t n) {
+  std::string s = ReadFile(p);
+  return s.size() > n ? s.substr(s.size() - n) : s;
+}
+
+void WriteAtomically(const fs::path& p, const std::string& text) {
+  fs::path tmp = p.string() + ".tmp";
+  std::ofstream(tmp) << text;
+  fs::rename(tmp, p);
+}
+
+// ---- a tenant process ------------------------------------------------------------------
+
+void Check(cl_int err, const char* what) {
+  if (err != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + std::to_string(err));
+}
+#define CL_CHECK(call) Check((call), #call)
+
+struct Spin {
+  cl_context ctx = nullptr;
+  cl_command_queue q = nullptr;
+  cl_kernel k = nullptr;
+  cl_mem out = nullptr;
+  size_t global = 0, local = 0;
+
+  Spin(const std::string& platform, size_t groups, size_t local_size, bool profiling) : local(local_size) {
+    global = groups * local_size;
+    cl_uint np = 0;
+    clGetPlatformIDs(0, nullptr, &np);
+    std::vector<cl_platform_id> ps(np);
+    if (np) clGetPlatformIDs(np, ps.data(), nullptr);
+    cl_device_id dev = nullptr;
+    for (auto p : ps) {
+      size_t n = 0;
+      clGetPlatformInfo(p, CL_PLATFORM_NAME, 0, nullptr, &n);
+      std::string name(n, '\0');
+      clGetPlatformInfo(p, CL_PLATFORM_NAME, n, name.data(), nullptr);
+      if (name.find(platform) == std::string::npos) continue;
+      if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) == CL_SUCCESS) break;
+      dev = nullptr;
+    }
+    if (!dev) throw std::runtime_error("no OpenCL platform with devices matches '" + platform + "'");
+    cl_int err;
+    ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    Check(err, "clCreateContext");
+    q = clCreateCommandQueue(ctx, dev, profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    Check(err, "clCreateCommandQueue");
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &kSpinSource, nullptr, &err);
+    Check(err, "clCreateProgramWithSource");
+    CL_CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
+    k = clCreateKernel(prog, "spin", &err);
+    Check(err, "clCreateKernel");
+    clReleaseProgram(prog);
+    out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, global * sizeof(float), nullptr, &err);
+    Check(err, "clCreateBuffer");
+    CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &out));
+  }
+  ~Spin() {
+    if (out) clReleaseMemObject(out);
+    if (k) clReleaseKernel(k);
+    if (q) clReleaseCommandQueue(q);
+    if (ctx) clReleaseContext(ctx);
+  }
+  // One launch, waited for; the host time it took in ms (and the device time if asked).
+  double Run(int iters, double* device_ms = nullptr) {
+    CL_CHECK(clSetKernelArg(k, 1, sizeof(int), &iters));
+    cl_event ev = nullptr;
+    auto t0 = Clock::now();
+    CL_CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, device_ms ? &ev : nullptr));
+    CL_CHECK(clFinish(q));
+    double ms = Ms(Clock::now() - t0);
+    if (ev) {
+      cl_ulong s = 0, e = 0;
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(s), &s, nullptr);
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(e), &e, nullptr);
+      *device_ms = (e - s) / 1e6;
+      clReleaseEvent(ev);
+    }
+    return ms;
+  }
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Iterations that make one launch take about `target_ms` on the device, alone.
+json Calibrate(const json& spec) {
+  Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), true);
+  auto device_ms = [&](int iters, int reps) {
+    std::vector<double> v;
+    for (int i = 0; i < reps; ++i) {
+      double d = 0;
+      s.Run(iters, &d);
+      v.push_back(d);
+    }
+    return Median(v);
+  };
+  device_ms(100, 3);  // first launches pay for the driver's setup
+  // Time is affine in iters (launch cost + per-iteration cost): two points give both.
+  int lo = spec.at("probe_iters"), hi = lo * 4;
+  double t_lo = device_ms(lo, 5), t_hi = device_ms(hi, 5);
+  double per_iter = std::max((t_hi - t_lo) / (hi - lo), 1e-9), fixed = std::max(t_lo - per_iter * lo, 0.0);
+  json out{{"per_iter_ns", per_iter * 1e6}, {"fixed_ms", fixed}};
+  for (const char* role : {"lc", "be"}) {
+    double target = spec.at(std::string(role) + "_target_ms");
+    int iters = std::max(1, static_cast<int>(std::lround((target - fixed) / per_iter)));
+    // One correction from a measurement at the chosen length.
+    double got = device_ms(iters, 5);
+    iters = std::max(1, static_cast<int>(std::lround(iters * target / std::max(got, 1e-6))));
+    out[std::string(role) + "_iters"] = iters;
+    out[std::string(role) + "_device_ms"] = device_ms(iters, 5);
+  }
+  return out;
+}
+
+json RunTenant(const json& spec) {
+  const std::string role = spec.at("role");
+  Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), false);
+  const int iters = spec.at("iters");
+  for (int i = 0; i < 3; ++i) s.Run(iters);  // warm-up: first launches, rgpud's first slices
+  WriteAtomically(spec.at("ready_file").get<std::string>(), "ready\n");
+  const fs::path go = spec.at("go_file").get<std::string>();
+  for (auto give_up = Clock::now() + std::chrono::seconds(120); !fs::exists(go);) {
+    if (Clock::now() > give_up) throw std::runtime_error("no go signal");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const auto t0 = Clock::now();
+  const auto until = t0 + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(spec.at("duration_s").get<double>()));
+  json out{{"role", role}};
+  std::vector<double> ms;
+  if (role == "lc") {
+    // Open loop at a fixed rate: request i is due at t0 + i * period. A request that is late
+    // (the previous one took longer than a period) goes at once; its latency counts from its
+    // own submission, and the lateness is counted.
+    const auto period = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double, std::milli>(spec.at("period_ms").get<double>()));
+    auto due = t0;
+    int late = 0;
+    while (due < until) {
+      std::this_thread::sleep_until(due);
+      ms.push_back(s.Run(iters));
+      due += period;
+      if (due < Clock::now()) {
+        ++late;
+        due = Clock::now();
+      }
+    }
+    out["late"] = late;
+  } else {
+    while (Clock::now() < until) ms.push_back(s.Run(iters));
+  }
+  const double elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<double> us;
+  for (double m : ms) us.push_back(m * 1e3);
+  out["kernels"] = ms.size();
+  out["elapsed_s"] = elapsed_s;
+  out["kernels_per_s"] = ms.size() / elapsed_s;
+  out["latency_us"] = rgpu::bench::Summarise(us);
+  return out;
+}
+
+int TenantMain(const std::string& spec_path, const std::string& out_path) {
+  json out;
+  try {
+    json spec = json::parse(ReadFile(spec_path));
+    if (spec.value("kind", "") == "probe") out = rgpu::bench::RunWorker(spec);
+    else if (spec.value("kind", "") == "calibrate") out = Calibrate(spec);
+    else out = RunTenant(spec);
+  } catch (const std::exception& e) {
+    out["error"] = e.what();
+  }
+  WriteAtomically(out_path, out.dump() + "\n");
+  return out.contains("error") ? 1 : 0;
+}
+
+// ---- the orchestrator ------------------------------------------------------------------
+
+struct Options {
+  std::string out = "bench-out";
+  std::string build;
+  std::string vendors = "/etc/OpenCL/vendors";
+  std::string platform;
+  std::vector<std::string> modes{"native", "mps", "fifo", "seed001", "fair"};
+  std::vector<std::string> scenarios{"lc_solo", "be_solo", "lc_be", "equal2", "equal4", "weighted"};
+  double duration_s = 10;
+  double lc_target_ms = 0.5, be_target_ms = 25, lc_period_ms = 3;
+  size_t groups = 0;  // 0: 4 per compute unit
+  size_t local = 256;
+  double alpha = 2;
+  double quantum_us = 1000;
+  int timeout_s = 120;
+  bool quick = false;
+};
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& log) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
+  if (!log.empty()) {
+    FILE* f = std::fopen(log.c_str(), "a");
+    if (f) {
+      dup2(fileno(f), 1);
+      dup2(fileno(f), 2);
+    }
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  std::perror("execvp");
+  _exit(127);
+}
+
+// The exit status, or -1 if it had to be killed after `timeout_s`.
+int WaitFor(pid_t pid, double timeout_s) {
+  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+  for (;;) {
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+std::string Run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), p)) out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+// A tenant of a scenario: its name is also its tenant id in rgpud's config.
+struct TenantSpec {
+  std::string name, role;  // role "lc" or "be"
+  double weight = 1;
+};
+
+std::vector<TenantSpec> TenantsOf(const std::string& scenario) {
+  if (scenario == "lc_solo") return {{"lc", "lc"}};
+  if (scenario == "be_solo") return {{"be", "be"}};
+  if (scenario == "lc_be") return {{"lc", "lc"}, {"be", "be"}};
+  if (scenario == "equal2") return {{"t0", "be"}, {"t1", "be"}};
+  if (scenario == "equal4") return {{"t0", "be"}, {"t1", "be"}, {"t2", "be"}, {"t3", "be"}};
+  if (scenario == "weighted") return {{"w1", "be", 1}, {"w3", "be", 3}};
+  throw std::runtime_error("unknown scenario " + scenario);
+}
+
+// Where the tenants of a mode run, and how.
+struct ModeEnv {
+  std::string platform;             // what the tenant looks for
+  std::vector<std::string> env;     // for every tenant
+  bool tokens = false;              // RGPU_TOKEN=tok-<tenant>
+  std::vector<pid_t> daemons;
+  std::function<void(json& describe)> stop;  // ends the mode; may add to `describe`
+  json describe;
+};
+
+class Bench {
+ public:
+  Bench(Options o, std::string self) : opt_(std::move(o)), self_(std::move(self)) {}
+  int Main();
+
+ private:
+  void PrepareVendors();
+  json Child(const std::string& label, const json& spec, const std::vector<std::string>& env);
+  ModeEnv StartMode(const std::string& mode);
+  json RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me);
+  std::string WriteConfig();
+
+  Options opt_;
+  std::string self_;
+  fs::path tmp_, native_vendors_, rgpu_vendors_, config_;
+  std::string device_platform_;
+  int lc_iters_ = 0, be_iters_ = 0;
+};
+
+void Bench::PrepareVendors() {
+  char tmpl[] = "/tmp/rgpu-sharing.XXXXXX";
+  tmp_ = mkdtemp(tmpl);
+  native_vendors_ = tmp_ / "vendors-native";
+  rgpu_vendors_ = tmp_ / "vendors-rgpu";
+  fs::create_directories(native_vendors_);
+  fs::create_directories(rgpu_vendors_);
+  if (fs::is_directory(opt_.vendors))
+    for (const auto& e : fs::directory_iterator(opt_.vendors))
+      if (e.path().extension() == ".icd" && e.path().filename() != "rgpu.icd")
+        fs::copy_file(e.path(), native_vendors_ / e.path().filename());
+  std::ofstream(rgpu_vendors_ / "rgpu.icd")
+      << fs::canonical(fs::path(opt_.build) / "client" / "librgpu-icd.so").string() << "\n";
+}
+
+json Bench::Child(const std::string& label, const json& spec, const std::vector<std::string>& env) {
+  fs::path in = tmp_ / (label + ".spec.json"), out = tmp_ / (label + ".out.json");
+  std::ofstream(in) << spec.dump();
+  pid_t pid = Spawn({self_, "--tenant", in.string(), out.string()}, env, tmp_ / (label + ".log"));
+  int rc = WaitFor(pid, opt_.timeout_s);
+  json r = fs::exists(out) ? json::parse(ReadFile(out), nullptr, false) : json::object();
+  if (rc != 0 && !r.contains("error"))
+    r["error"] = (rc < 0 ? "killed (timeout)" : "exit " + std::to_string(rc)) + ": " + Tail(tmp_ / (label + ".log"), 400);
+  return r;
+}
+
+// Every tenant any scenario names, with the priority and weight of its role.
+std::string Bench::WriteConfig() {
+  const fs::path rgpud = fs::path(opt_.build) / "server" / "rgpud";
+  std::ostringstream cfg;
+  cfg << "# generated by rgpu-bench-sharing\n";
+  for (const char* id : {"lc", "be", "t0", "t1", "t2", "t3", "w1", "w3"}) {
+    std::string hash = Run("echo tok-" + std::string(id) + " | '" + rgpud.string() + "' --hash-token");
+    if (hash.rfind("sha256$", 0) != 0) throw std::runtime_error("rgpud --hash-token printed '" + hash + "'");
+    cfg << "\n[[tenant]]\nid = \"" << id << "\"\ntoken_hash = \"" << hash << "\"\n"
+        << "priority = \"" << (std::string(id) == "lc" ? "latency-critical" : "best-effort") << "\"\n"
+        << "weight = " << (std::string(id) == "w3" ? 3.0 : 1.0) << "\n";
+  }
+  config_ = tmp_ / "rgpud.toml";
+  std::ofstream(config_) << cfg.str();
+  return cfg.str();
+}
+
+ModeEnv Bench::StartMode(const std::string& mode) {
+  ModeEnv me;
+  me.describe["mode"] = mode;
+  if (mode == "native") {
+    me.platform = device_platform_;
+    me.env = {"OCL_ICD_VENDORS=" + native_vendors_.string()};
+    return me;
+  }
+  if (mode == "mps") {
+    // A private MPS control daemon: its own pipe and log directories, given to every tenant.
+    // The GPU's compute mode and every other setting stay as they are.
+    fs::path root = tmp_ / "mps";
+    fs::create_directories(root / "pipe");
+    fs::create_directories(root / "log");
+    std::vector<std::string> env{"CUDA_MPS_PIPE_DIRECTORY=" + (root / "pipe").string(),
+                                 "CUDA_MPS_LOG_DIRECTORY=" + (root / "log").string()};
+    int rc = WaitFor(Spawn({"nvidia-cuda-mps-control", "-d"}, env, tmp_ / "mps-start.log"), 30);
+    if (rc != 0) throw std::runtime_error("nvidia-cuda-mps-control -d failed: " + Tail(tmp_ / "mps-start.log", 400));
+    me.platform = device_platform_;
+    me.env = env;
+    me.env.push_back("OCL_ICD_VENDORS=" + native_vendors_.string());
+    me.describe["mps_pipe_directory"] = (root / "pipe").string();
+    me.stop = [env, root](json& describe) {
+      std::string prefix;
+      for (const auto& kv : env) prefix += kv + " ";
+      Run("echo quit | " + prefix + "nvidia-cuda-mps-control");
+      for (int i = 0; i < 100 && fs::exists(root / "pipe" / "control"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      // The server log says whether the tenants really were MPS clients.
+      describe["mps_server_log_tail"] = Tail(root / "log" / "server.log", 1500);
+      describe["mps_control_log_tail"] = Tail(root / "log" / "control.log", 1500);
+    };
+    return me;
+  }
+  // rgpud with a policy: "fifo", "seed001", "fair" or "fair:QUANTUM_US".
+  std::string policy = mode, quantum = std::to_string(opt_.quantum_us);
+  if (auto colon = mode.find(':'); colon != std::string::npos) {
+    policy = mode.substr(0, colon);
+    quantum = mode.substr(colon + 1);
+  }
+  if (policy != "fifo" && policy != "seed001" && policy != "fair")
+    throw std::runtime_error("unknown mode " + mode);
+  fs::path sock = tmp_ / ("rgpud-" + policy + ".sock");
+  fs::path log = tmp_ / ("rgpud-" + policy + ".log");
+  std::vector<std::string> argv{(fs::path(opt_.build) / "server" / "rgpud").string(),
+                                "--listen", "unix:" + sock.string(), "--config", config_.string(),
+                                "--platform", device_platform_, "--policy", policy,
+                                "--alpha", std::to_string(opt_.alpha), "--quantum-us", quantum,
+                                "--log-level", "warn"};
+  // rgpud holds the device as one ordinary process: no MPS variables reach it.
+  pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
+  for (int i = 0; !fs::exists(sock); ++i) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid || i > 600)
+      throw std::runtime_error("rgpud did not start: " + Tail(log, 600));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  me.platform = "rgpu";
+  me.env = {"OCL_ICD_VENDORS=" + rgpu_vendors_.string(), "RGPU_SERVER=unix:" + sock.string()};
+  me.tokens = true;
+  me.daemons = {pid};
+  me.describe["rgpud"] = argv;
+  me.describe["policy"] = policy;
+  me.describe["quantum_us"] = std::stod(quantum);
+  return me;
+}
+
+json Bench::RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me) {
+  const std::string label = mode.substr(0, mode.find(':')) + "-" + scenario;
+  std::fprintf(stderr, "[%s] %-8s %-9s ...", Now().c_str(), mode.c_str(), scenario.c_str());
+  auto t_start = Clock::now();
+  fs::path dir = tmp_ / label;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path go = dir / "go";
+  struct Proc {
+    TenantSpec t;
+    pid_t pid;
+    fs::path ready, out, log;
+  };
+  std::vector<Proc> procs;
+  for (const auto& t : TenantsOf(scenario)) {
+    json spec{{"platform", me.platform}, {"role", t.role}, {"groups", opt_.groups}, {"local", opt_.local},
+              {"iters", t.role == "lc" ? lc_iters_ : be_iters_}, {"period_ms", opt_.lc_period_ms},
+              {"duration_s", opt_.duration_s}, {"ready_file", (dir / (t.name + ".ready")).string()},
+              {"go_file", go.string()}};
+    Proc p{t, 0, dir / (t.name + ".ready"), dir / (t.name + ".json"), dir / (t.name + ".log")};
+    std::ofstream(dir / (t.name + ".spec.json")) << spec.dump();
+    std::vector<std::string> env = me.env;
+    if (me.tokens) env.push_back("RGPU_TOKEN=tok-" + t.name);
+    p.pid = Spawn({self_, "--tenant", (dir / (t.name + ".spec.json")).string(), p.out.string()}, env, p.log);
+    procs.push_back(p);
+  }
+  json result{{"mode", mode}, {"scenario", scenario}, {"tenants", json::array()}};
+  // Everyone set up, then everyone starts at once.
+  std::string error;
+  for (auto deadline = Clock::now() + std::chrono::seconds(opt_.timeout_s);;) {
+    bool all = true;
+    for (auto& p : procs) {
+      if (fs::exists(p.ready)) continue;
+      all = false;
+      int st;
+      if (waitpid(p.pid, &st, WNOHANG) == p.pid) {
+        p.pid = 0;
+        error = p.t.name + " exited during setup: " + Tail(p.out, 300) + Tail(p.log, 300);
+      }
+    }
+    if (all || !error.empty()) break;
+    if (Clock::now() > deadline) {
+      error = "tenants not ready in time";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  WriteAtomically(go, "go\n");  // also releases the others when one failed
+  for (auto& p : procs) {
+    int rc = p.pid ? WaitFor(p.pid, opt_.duration_s + opt_.timeout_s) : 1;
+    json r = fs::exists(p.out) ? json::parse(ReadFile(p.out), nullptr, false) : json::object();
+    if (rc != 0 && !r.contains("error")) r["error"] = "exit " + std::to_string(rc) + ": " + Tail(p.log, 300);
+    if (r.contains("error") && error.empty()) error = p.t.name + ": " + r["error"].get<std::string>();
+    r["tenant"] = p.t.name;
+    r["weight"] = p.t.weight;
+    r["priority"] = p.t.role == "lc" ? "latency-critical" : "best-effort";
+    result["tenants"].push_back(r);
+  }
+  if (!error.empty()) result["error"] = error;
+  result["wall_s"] = std::chrono::duration<double>(Clock::now() - t_start).count();
+  std::fprintf(stderr, " %s in %.1f s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
+               result["wall_s"].get<double>());
+  return result;
+}
+
+json Host() {
+  utsname u{};
+  uname(&u);
+  std::string cpu;
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  return {{"kernel", std::string(u.sysname) + " " + u.release}, {"cpu", cpu},
+          {"cpus", std::thread::hardware_concurrency()}};
+}
+
+std::string Markdown(const json& doc);
+
+int Bench::Main() {
+  PrepareVendors();
+  json doc;
+  doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
+  const std::vector<std::string> native_env{"OCL_ICD_VENDORS=" + native_vendors_.string()};
+  json probe = Child("probe", {{"kind", "probe"}}, native_env);
+  if (probe.contains("error")) throw std::runtime_error("probe: " + probe["error"].get<std::string>());
+  json device;
+  for (const auto& p : probe["platforms"])
+    for (const auto& d : p["devices"]) {
+      std::string pname = p["name"];
+      bool wanted = opt_.platform.empty() ? d["gpu"].get<bool>() : pname.find(opt_.platform) != std::string::npos;
+      if (device.is_null() && wanted) {
+        device = d;
+        device["platform"] = pname;
+      }
+    }
+  if (device.is_null())
+    throw std::runtime_error("no device" + (opt_.platform.empty() ? std::string(" (GPU)") : " on platform " + opt_.platform) +
+                             "; platforms: " + probe["platforms"].dump());
+  device_platform_ = device["platform"];
+  if (opt_.groups == 0) opt_.groups = 4 * device["compute_units"].get<size_t>();
+  doc["environment"]["device"] = device;
+  doc["environment"]["platforms"] = probe["platforms"];
+  doc["environment"]["nvidia_smi"] =
+      Run("nvidia-smi --query-gpu=name,driver_version,compute_mode,clocks.max.sm --format=csv,noheader 2>/dev/null");
+
+  std::fprintf(stderr, "[%s] calibrating on %s ...\n", Now().c_str(), device["name"].get<std::string>().c_str());
+  json cal = Child("calibrate",
+                   {{"kind", "calibrate"}, {"platform", device_platform_}, {"groups", opt_.groups},
+                    {"local", opt_.local}, {"probe_iters", opt_.quick ? 2000 : 20000},
+                    {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms}},
+                   native_env);
+  if (cal.contains("error")) throw std::runtime_error("calibration: " + cal["error"].get<std::string>());
+  lc_iters_ = cal["lc_iters"];
+  be_iters_ = cal["be_iters"];
+  doc["calibration"] = cal;
+  std::fprintf(stderr, "[%s] LC %d iterations = %.3f ms, BE %d iterations = %.3f ms\n", Now().c_str(), lc_iters_,
+               cal["lc_device_ms"].get<double>(), be_iters_, cal["be_device_ms"].get<double>());
+  doc["options"] = {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
+                    {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
+                    {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
+                    {"lc_period_ms", opt_.lc_period_ms}, {"groups", opt_.groups}, {"local", opt_.local},
+                    {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}};
+  doc["config"] = WriteConfig();
+
+  doc["runs"] = json::array();
+  doc["modes"] = json::object();
+  bool failed = false;
+  for (const auto& mode : opt_.modes) {
+    ModeEnv me;
+    try {
+      me = StartMode(mode);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[%s] %s: %s\n", Now().c_str(), mode.c_str(), e.what());
+      doc["modes"][mode] = {{"error", e.what()}};
+      failed = true;
+      continue;
+    }
+    for (const auto& sc : opt_.scenarios) {
+      json r = RunScenario(mode, sc, me);
+      failed |= r.contains("error");
+      doc["runs"].push_back(r);
+    }
+    if (me.stop) me.stop(me.describe);
+    for (pid_t pid : me.daemons) {
+      kill(pid, SIGTERM);
+      if (WaitFor(pid, 15) != 0) me.describe["exit"] = "rgpud did not stop cleanly";
+    }
+    for (const auto& kv : me.env)  // rgpud's own account of the run (warnings only)
+      if (kv.rfind("RGPU_SERVER=", 0) == 0) {
+        std::string policy = me.describe.value("policy", "");
+        me.describe["rgpud_log_tail"] = Tail(tmp_ / ("rgpud-" + policy + ".log"), 1500);
+      }
+    doc["modes"][mode] = me.describe;
+  }
+
+  fs::create_directories(opt_.out);
+  std::ofstream(fs::path(opt_.out) / "sharing.json") << doc.dump(1) << "\n";
+  std::ofstream(fs::path(opt_.out) / "sharing.md") << Markdown(doc);
+  std::cout << Markdown(doc);
+  fs::remove_all(tmp_);
+  return failed ? 1 : 0;
+}
+
+// ---- the report ------------------------------------------------------------------------
+
+std::string Fmt(double v, int prec = 2) {
+  if (std::isnan(v)) return "–";
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.*f", prec, v);
+  return b;
+}
+
+const json* FindRun(const json& doc, const std::string& mode, const std::string& scenario) {
+  for (const auto& r : doc["runs"])
+    if (r["mode"] == mode && r["scenario"] == scenario) return r.contains("error") ? nullptr : &r;
+  return nullptr;
+}
+
+const json* FindTenant(const json* run, const std::string& name) {
+  if (!run) return nullptr;
+  for (const auto& t : (*run)["tenants"])
+    if (t["tenant"] == name) return &t;
+  return nullptr;
+}
+
+double LatencyMs(const json* t, const char* q) {
+  if (!t || !t->contains("latency_us") || !(*t)["latency_us"].contains(q)) return NAN;
+  return (*t)["latency_us"][q].get<double>() / 1e3;
+}
+
+double Rate(const json* t) { return t && t->contains("kernels_per_s") ? (*t)["kernels_per_s"].get<double>() : NAN; }
+
+// Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all equal, 1/n when one has all.
+double Jain(const json* run) {
+  if (!run) return NAN;
+  double s = 0, s2 = 0;
+  int n = 0;
+  for (const auto& t : (*run)["tenants"]) {
+    double x = Rate(&t);
+    s += x;
+    s2 += x * x;
+    ++n;
+  }
+  return n ? s * s / (n * s2) : NAN;
+}
+
+struct ModeFigures {
+  double lc_solo_p50, lc_solo_p99, lc_p50_x, lc_p99_x, be_solo, be_x, jain2, jain4, share_w3, share_err,
+      alone_vs_fifo;
+};
+
+ModeFigures Figures(const json& doc, const std::string& mode) {
+  ModeFigures f;
+  const json* lc_solo = FindTenant(FindRun(doc, mode, "lc_solo"), "lc");
+  const json* be_solo = FindTenant(FindRun(doc, mode, "be_solo"), "be");
+  const json* lc_be = FindRun(doc, mode, "lc_be");
+  f.lc_solo_p50 = LatencyMs(lc_solo, "p50");
+  f.lc_solo_p99 = LatencyMs(lc_solo, "p99");
+  f.lc_p50_x = LatencyMs(FindTenant(lc_be, "lc"), "p50") / f.lc_solo_p50;
+  f.lc_p99_x = LatencyMs(FindTenant(lc_be, "lc"), "p99") / f.lc_solo_p99;
+  f.be_solo = Rate(be_solo);
+  f.be_x = Rate(FindTenant(lc_be, "be")) / f.be_solo;
+  f.jain2 = Jain(FindRun(doc, mode, "equal2"));
+  f.jain4 = Jain(FindRun(doc, mode, "equal4"));
+  const json* w = FindRun(doc, mode, "weighted");
+  double w1 = Rate(FindTenant(w, "w1")), w3 = Rate(FindTenant(w, "w3"));
+  f.share_w3 = w3 / (w1 + w3);
+  f.share_err = std::fabs(f.share_w3 - 0.75);
+  // One tenant alone: its long-kernel throughput against the same under rgpud's fifo.
+  bool rgpu_mode = mode != "native" && mode != "mps";
+  f.alone_vs_fifo = rgpu_mode ? Rate(FindTenant(FindRun(doc, "fifo", "be_solo"), "be")) / f.be_solo - 1 : NAN;
+  return f;
+}
+
+std::string Verdict(double v, bool ok) { return std::isnan(v) ? "–" : ok ? "met" : "**missed**"; }
+
+std::string Markdown(const json& doc) {
+  std::ostringstream md;
+  const json& env = doc["environment"];
+  const json& dev = env["device"];
+  const json& o = doc["options"];
+  const json& cal = doc["calibration"];
+  md << "# rgpu sharing benchmark\n\n| environment | |\n|---|---|\n";
+  md << "| date | " << env["date"].get<std::string>() << " |\n";
+  md << "| commit | " << env["commit"].get<std::string>() << " |\n";
+  md << "| device | " << dev["name"].get<std::string>() << " (" << dev["platform"].get<std::string>() << ", "
+     << dev["version"].get<std::string>() << ", " << dev["compute_units"] << " compute units) |\n";
+  md << "| driver | " << dev["driver"].get<std::string>() << " |\n";
+  md << "| host | " << env["host"]["cpu"].get<std::string>() << ", " << env["host"]["cpus"] << " CPUs |\n";
+  md << "| kernels | dependent FMA chain, " << o["groups"] << " groups of " << o["local"]
+     << "; LC " << cal["lc_iters"] << " iterations = " << Fmt(cal["lc_device_ms"].get<double>(), 3)
+     << " ms every " << Fmt(o["lc_period_ms"].get<double>(), 1) << " ms; BE " << cal["be_iters"]
+     << " iterations = " << Fmt(cal["be_device_ms"].get<double>(), 1) << " ms back to back |\n";
+  md << "| options | " << (o["quick"].get<bool>() ? "--quick, " : "") << Fmt(o["duration_s"].get<double>(), 1)
+     << " s per run; seed001 alpha " << Fmt(o["alpha"].get<double>(), 1) << "; fair quantum "
+     << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one) |\n\n";
+
+  std::vector<std::string> modes = o["modes"];
+  md << "## Sharing (each mode against its own solo runs)\n\n"
+        "| mode | LC solo p50 ms | LC solo p99 ms | LC+BE: LC p50 / solo | LC p99 / solo | BE solo kernels/s | "
+        "BE / solo | Jain, 2 equal | Jain, 4 equal | 1:3: share of weight 3 | share error | alone: slower than fifo |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& m : modes) {
+    ModeFigures f = Figures(doc, m);
+    auto with = [](double v, int prec, const char* unit) { return std::isnan(v) ? "–" : Fmt(v, prec) + unit; };
+    md << "| " << m << " | " << Fmt(f.lc_solo_p50, 3) << " | " << Fmt(f.lc_solo_p99, 3) << " | "
+       << with(f.lc_p50_x, 2, "x") << " | " << with(f.lc_p99_x, 2, "x") << " | " << Fmt(f.be_solo, 1) << " | "
+       << with(f.be_x, 2, "x") << " | " << Fmt(f.jain2, 3) << " | " << Fmt(f.jain4, 3) << " | "
+       << with(100 * f.share_w3, 1, "%") << " | " << with(100 * f.share_err, 1, " pts") << " | "
+       << with(100 * f.alone_vs_fifo, 1, "%") << " |\n";
+  }
+  md << "\nRatios divide by the same mode's solo run (rgpu modes include rgpu's round trip in both). "
+        "Share error: |share of the weight-3 tenant - 75%|, in percentage points of device throughput. "
+        "\"alone\": one best-effort tenant's kernels/s under that policy against fifo's, both through rgpud.\n\n";
+
+  md << "## Targets (issue 4)\n\n| target |";
+  for (const auto& m : modes) md << " " << m << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < modes.size(); ++i) md << "---|";
+  md << "\n";
+  struct Row {
+    const char* what;
+    std::function<std::pair<double, bool>(const ModeFigures&)> get;
+    std::function<std::string(double)> show;
+  };
+  std::vector<Row> rows{
+      {"LC p99 ≤ 1.10x solo beside BE", [](const ModeFigures& f) { return std::pair{f.lc_p99_x, f.lc_p99_x <= 1.10}; },
+       [](double v) { return Fmt(v) + "x"; }},
+      {"BE ≥ 0.6x solo in that run", [](const ModeFigures& f) { return std::pair{f.be_x, f.be_x >= 0.6}; },
+       [](double v) { return Fmt(v) + "x"; }},
+      {"Jain ≥ 0.95, 2 equal tenants", [](const ModeFigures& f) { return std::pair{f.jain2, f.jain2 >= 0.95}; },
+       [](double v) { return Fmt(v, 3); }},
+      {"Jain ≥ 0.95, 4 equal tenants", [](const ModeFigures& f) { return std::pair{f.jain4, f.jain4 >= 0.95}; },
+       [](double v) { return Fmt(v, 3); }},
+      {"1:3 shares within 5 pts", [](const ModeFigures& f) { return std::pair{f.share_err, f.share_err <= 0.05}; },
+       [](double v) { return Fmt(100 * v, 1) + " pts"; }},
+      {"alone ≤ 3% slower than fifo",
+       [](const ModeFigures& f) { return std::pair{f.alone_vs_fifo, f.alone_vs_fifo <= 0.03}; },
+       [](double v) { return Fmt(100 * v, 1) + "%"; }},
+  };
+  for (const auto& row : rows) {
+    md << "| " << row.what << " |";
+    for (const auto& m : modes) {
+      auto [v, ok] = row.get(Figures(doc, m));
+      md << " " << (std::isnan(v) ? "–" : row.show(v) + " " + Verdict(v, ok)) << " |";
+    }
+    md << "\n";
+  }
+  md << "\n";
+
+  md << "## Per tenant\n\n| mode | scenario | tenant | kernels | kernels/s | latency p50 ms | p99 ms | late |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : doc["runs"]) {
+    for (const auto& t : r["tenants"]) {
+      md << "| " << r["mode"].get<std::string>() << " | " << r["scenario"].get<std::string>() << " | "
+         << t.value("tenant", "?") << " | ";
+      if (t.contains("error")) {
+        md << "failed: " << t["error"].get<std::string>().substr(0, 120) << " | | | | |\n";
+        continue;
+      }
+      md << t.value("kernels", 0) << " | " << Fmt(Rate(&t), 1) << " | " << Fmt(LatencyMs(&t, "p50"), 3) << " | "
+         << Fmt(LatencyMs(&t, "p99"), 3) << " | " << (t.contains("late") ? std::to_string(t["late"].get<int>()) : "")
+         << " |\n";
+    }
+  }
+  md << "\n";
+  for (const auto& [m, d] : doc["modes"].items())
+    if (d.contains("error")) md << "- mode `" << m << "` did not start: " << d["error"].get<std::string>() << "\n";
+  for (const auto& r : doc["runs"])
+    if (r.contains("error"))
+      md << "- `" << r["mode"].get<std::string>() << " " << r["scenario"].get<std::string>()
+         << "` failed: " << r["error"].get<std::string>().substr(0, 300) << "\n";
+  return md.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--tenant") return TenantMain(argv[2], argv[3]);
+  if (argc == 3 && std::string(argv[1]) == "--report") {
+    std::cout << Markdown(json::parse(ReadFile(argv[2])));
+    return 0;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  Options o;
+  CLI::App app{"rgpu-bench-sharing: a latency-critical tenant beside a best-effort one, equal and weighted "
+               "tenants, one tenant alone; under native time-slicing, MPS and rgpud's policies."};
+  app.add_option("--out", o.out, "Directory for sharing.json and sharing.md")->capture_default_str();
+  app.add_option("--build", o.build, "rgpu build tree (server/rgpud, client/librgpu-icd.so); default: this binary's");
+  app.add_option("--vendors", o.vendors, "Directory of the system's OpenCL .icd files")->capture_default_str();
+  app.add_option("--platform", o.platform, "Platform to share (name substring; default: the first GPU)");
+  app.add_option("--modes", o.modes, "native, mps, fifo, seed001, fair or fair:QUANTUM_US")->delimiter(',')->capture_default_str();
+  app.add_option("--scenarios", o.scenarios, "lc_solo, be_solo, lc_be, equal2, equal4, weighted")->delimiter(',')->capture_default_str();
+  auto* dur = app.add_option("--duration", o.duration_s, "Seconds each run measures")->capture_default_str();
+  auto* lct = app.add_option("--lc-ms", o.lc_target_ms, "Device time of one latency-critical kernel alone")->capture_default_str();
+  auto* bet = app.add_option("--be-ms", o.be_target_ms, "Device time of one best-effort kernel alone")->capture_default_str();
+  auto* per = app.add_option("--lc-period-ms", o.lc_period_ms, "Latency-critical requests are this far apart")->capture_default_str();
+  auto* grp = app.add_option("--groups", o.groups, "Work-groups per launch (0: 4 per compute unit)")->capture_default_str();
+  auto* loc = app.add_option("--local", o.local, "Work-group size")->capture_default_str();
+  app.add_option("--alpha", o.alpha, "rgpud seed001: slices per active tenant")->capture_default_str();
+  app.add_option("--quantum-us", o.quantum_us, "rgpud fair: slice length")->capture_default_str();
+  app.add_option("--timeout", o.timeout_s, "Seconds a tenant may take to set up (and to finish past its run)")->capture_default_str();
+  app.add_flag("--quick", o.quick, "Smoke run (PoCL in CI): short runs, small kernels, no MPS");
+  CLI11_PARSE(app, argc, argv);
+  if (o.quick) {
+    auto has_mps = [&] { return std::find(o.modes.begin(), o.modes.end(), "mps") != o.modes.end(); };
+    if (has_mps() && !app.get_option("--modes")->count()) o.modes.erase(std::find(o.modes.begin(), o.modes.end(), "mps"));
+    if (!dur->count()) o.duration_s = 0.4;
+    if (!lct->count()) o.lc_target_ms = 1;
+    if (!bet->count()) o.be_target_ms = 5;
+    if (!per->count()) o.lc_period_ms = 10;
+    if (!grp->count()) o.groups = 8;
+    if (!loc->count()) o.local = 64;
+  }
+  char self[4096] = {0};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return 2;
+  if (o.build.empty()) o.build = fs::path(self).parent_path().parent_path().string();
+  try {
+    return Bench(o, self).Main();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rgpu-bench-sharing: %s\n", e.what());
+    return 1;
+  }
+}

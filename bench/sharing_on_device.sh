@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the sharing benchmark on a GPU machine from a build made elsewhere and carried in
+# (the GPU image lacks spdlog, toml++, prometheus-cpp; see docs/scheduling.md, "Measured").
+#
+#   bench/sharing_on_device.sh CARRIED_BUILD OUTDIR [rgpu-bench-sharing options...]
+#
+# CARRIED_BUILD holds bench/, server/, client/ like a build tree, plus lib/ with the shared
+# libraries the target lacks (and the ocl-icd loader, which honours OCL_ICD_VENDORS).
+set -uo pipefail
+build=$(cd "$1" && pwd)
+out=$2
+shift 2
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$build/lib:${LD_LIBRARY_PATH:-}"
+vendors=/etc/OpenCL/vendors
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_mode --format=csv
+  nvidia-smi --query-compute-apps=pid,name --format=csv
+  ls -l /etc/OpenCL/vendors && head -n 5 /etc/OpenCL/vendors/*.icd
+  command -v nvidia-cuda-mps-control
+  nproc
+} >"$out/device-log.txt" 2>&1
+# Where the image has NVIDIA's OpenCL library but no vendors file for it, write one.
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+  lib=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
+  [ -n "$lib" ] || lib=$(find /usr/lib /usr/lib64 /usr/local /opt -name 'libnvidia-opencl.so.1*' 2>/dev/null | head -1)
+  vendors=$(mktemp -d)
+  cp /etc/OpenCL/vendors/*.icd "$vendors/" 2>/dev/null
+  [ -n "$lib" ] && echo "$lib" >"$vendors/nvidia.icd"
+  echo "wrote $vendors/nvidia.icd -> ${lib:-(not found)}" >>"$out/device-log.txt"
+fi
+"$build/bench/rgpu-bench-sharing" --vendors "$vendors" --build "$build" --out "$out" "$@" \
+  2>&1 | tee "$out/progress.txt"
