@@ -452,8 +452,9 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   }
   if (policy != "fifo" && policy != "seed001" && policy != "fair")
     throw std::runtime_error("unknown mode " + mode);
-  fs::path sock = tmp_ / ("rgpud-" + policy + ".sock");
-  fs::path log = tmp_ / ("rgpud-" + policy + ".log");
+  std::string tag = policy + "-" + quantum.substr(0, quantum.find('.'));  // one daemon per mode
+  fs::path sock = tmp_ / ("rgpud-" + tag + ".sock");
+  fs::path log = tmp_ / ("rgpud-" + tag + ".log");
   std::vector<std::string> argv{(fs::path(opt_.build) / "server" / "rgpud").string(),
                                 "--listen", "unix:" + sock.string(), "--config", config_.string(),
                                 "--platform", device_platform_, "--policy", policy,
@@ -472,6 +473,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   me.daemons = {pid};
   me.describe["rgpud"] = argv;
   me.describe["policy"] = policy;
+  me.describe["log"] = log.string();
   me.describe["quantum_us"] = std::stod(quantum);
   return me;
 }
@@ -605,6 +607,12 @@ int Bench::Main() {
 
   doc["runs"] = json::array();
   doc["modes"] = json::object();
+  // Written after every run, so that a run cut short still leaves what it measured.
+  fs::create_directories(opt_.out);
+  auto save = [&] {
+    WriteAtomically(fs::path(opt_.out) / "sharing.json", doc.dump(1) + "\n");
+    WriteAtomically(fs::path(opt_.out) / "sharing.md", Markdown(doc));
+  };
   bool failed = false;
   for (const auto& mode : opt_.modes) {
     ModeEnv me;
@@ -620,23 +628,19 @@ int Bench::Main() {
       json r = RunScenario(mode, sc, me);
       failed |= r.contains("error");
       doc["runs"].push_back(r);
+      save();
     }
     if (me.stop) me.stop(me.describe);
     for (pid_t pid : me.daemons) {
       kill(pid, SIGTERM);
       if (WaitFor(pid, 15) != 0) me.describe["exit"] = "rgpud did not stop cleanly";
     }
-    for (const auto& kv : me.env)  // rgpud's own account of the run (warnings only)
-      if (kv.rfind("RGPU_SERVER=", 0) == 0) {
-        std::string policy = me.describe.value("policy", "");
-        me.describe["rgpud_log_tail"] = Tail(tmp_ / ("rgpud-" + policy + ".log"), 1500);
-      }
+    if (me.describe.contains("log"))  // rgpud's own account of the run (warnings only)
+      me.describe["rgpud_log_tail"] = Tail(me.describe["log"].get<std::string>(), 1500);
     doc["modes"][mode] = me.describe;
+    save();
   }
-
-  fs::create_directories(opt_.out);
-  std::ofstream(fs::path(opt_.out) / "sharing.json") << doc.dump(1) << "\n";
-  std::ofstream(fs::path(opt_.out) / "sharing.md") << Markdown(doc);
+  save();
   std::cout << Markdown(doc);
   fs::remove_all(tmp_);
   return failed ? 1 : 0;
