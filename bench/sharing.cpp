@@ -26,6 +26,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -60,7 +62,7 @@ __kernel void spin(__global float* out, const int iters) {
   float x = (float)(gid & 1023) * 1e-3f;
   const float a = 0.999999f, b = 1e-6f;
   for (int i = 0; i < iters; ++i) x = fma(x, a, b);
-  out[gid] = x;
+  out[gid & 65535] = x;
 }
 )CL";
 
@@ -133,7 +135,7 @@ struct Spin {
     k = clCreateKernel(prog, "spin", &err);
     Check(err, "clCreateKernel");
     clReleaseProgram(prog);
-    out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, global * sizeof(float), nullptr, &err);
+    out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 65536 * sizeof(float), nullptr, &err);
     Check(err, "clCreateBuffer");
     CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &out));
   }
@@ -143,12 +145,14 @@ struct Spin {
     if (q) clReleaseCommandQueue(q);
     if (ctx) clReleaseContext(ctx);
   }
-  // One launch, waited for; the host time it took in ms (and the device time if asked).
-  double Run(int iters, double* device_ms = nullptr) {
+  // One launch of `waves` times the base grid, waited for; the host time it took in ms (and
+  // the device time if asked).
+  double Run(int iters, double* device_ms = nullptr, size_t waves = 1) {
     CL_CHECK(clSetKernelArg(k, 1, sizeof(int), &iters));
     cl_event ev = nullptr;
+    size_t g = global * waves;
     auto t0 = Clock::now();
-    CL_CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, device_ms ? &ev : nullptr));
+    CL_CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, &local, 0, nullptr, device_ms ? &ev : nullptr));
     CL_CHECK(clFinish(q));
     double ms = Ms(Clock::now() - t0);
     if (ev) {
@@ -168,24 +172,68 @@ double Median(std::vector<double> v) {
 }
 
 // Iterations that make one launch take about `target_ms` on the device, alone.
+// How long after a kernel ends the driver runs a clSetEventCallback (rgpud learns of every
+// completion that way) compared with clWaitForEvents, for a kernel of `iters`.
+json CallbackLatency(Spin& s, int iters, size_t waves) {
+  struct Box {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    Clock::time_point at;
+  };
+  std::vector<double> cb_ms, wait_ms;
+  CL_CHECK(clSetKernelArg(s.k, 1, sizeof(int), &iters));
+  size_t g = s.global * waves;
+  for (int i = 0; i < 20; ++i) {
+    Box box;
+    cl_event ev;
+    auto t0 = Clock::now();
+    CL_CHECK(clEnqueueNDRangeKernel(s.q, s.k, 1, nullptr, &g, &s.local, 0, nullptr, &ev));
+    CL_CHECK(clFlush(s.q));
+    const bool by_callback = i % 2 == 0;
+    if (by_callback) {
+      CL_CHECK(clSetEventCallback(
+          ev, CL_COMPLETE,
+          [](cl_event, cl_int, void* p) {
+            auto* b = static_cast<Box*>(p);
+            std::lock_guard lk(b->mu);
+            b->at = Clock::now();
+            b->done = true;
+            b->cv.notify_all();
+          },
+          &box));
+      std::unique_lock lk(box.mu);
+      box.cv.wait(lk, [&] { return box.done; });
+      cb_ms.push_back(Ms(box.at - t0));
+    } else {
+      CL_CHECK(clWaitForEvents(1, &ev));
+      wait_ms.push_back(Ms(Clock::now() - t0));
+    }
+    clReleaseEvent(ev);
+    clFinish(s.q);
+  }
+  return {{"callback_ms", Median(cb_ms)}, {"wait_ms", Median(wait_ms)}};
+}
+
 json Calibrate(const json& spec) {
   Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), true);
-  auto device_ms = [&](int iters, int reps) {
-    std::vector<double> v;
-    for (int i = 0; i < reps; ++i) {
-      double d = 0;
-      s.Run(iters, &d);
-      v.push_back(d);
-    }
-    return Median(v);
-  };
-  device_ms(100, 3);  // first launches pay for the driver's setup
-  // Time is affine in iters (launch cost + per-iteration cost): two points give both.
-  int lo = spec.at("probe_iters"), hi = lo * 4;
-  double t_lo = device_ms(lo, 5), t_hi = device_ms(hi, 5);
-  double per_iter = std::max((t_hi - t_lo) / (hi - lo), 1e-9), fixed = std::max(t_lo - per_iter * lo, 0.0);
-  json out{{"per_iter_ns", per_iter * 1e6}, {"fixed_ms", fixed}};
+  json out;
   for (const char* role : {"lc", "be"}) {
+    const size_t waves = spec.at(std::string(role) + "_waves");
+    auto device_ms = [&](int iters, int reps) {
+      std::vector<double> v;
+      for (int i = 0; i < reps; ++i) {
+        double d = 0;
+        s.Run(iters, &d, waves);
+        v.push_back(d);
+      }
+      return Median(v);
+    };
+    device_ms(100, 3);  // first launches pay for the driver's setup
+    // Time is affine in iters (launch cost + per-iteration cost): two points give both.
+    int lo = spec.at("probe_iters"), hi = lo * 4;
+    double t_lo = device_ms(lo, 5), t_hi = device_ms(hi, 5);
+    double per_iter = std::max((t_hi - t_lo) / (hi - lo), 1e-9), fixed = std::max(t_lo - per_iter * lo, 0.0);
     double target = spec.at(std::string(role) + "_target_ms");
     int iters = std::max(1, static_cast<int>(std::lround((target - fixed) / per_iter)));
     // One correction from a measurement at the chosen length.
@@ -193,6 +241,7 @@ json Calibrate(const json& spec) {
     iters = std::max(1, static_cast<int>(std::lround(iters * target / std::max(got, 1e-6))));
     out[std::string(role) + "_iters"] = iters;
     out[std::string(role) + "_device_ms"] = device_ms(iters, 5);
+    out[std::string(role) + "_completion"] = CallbackLatency(s, iters, waves);
   }
   return out;
 }
@@ -201,7 +250,8 @@ json RunTenant(const json& spec) {
   const std::string role = spec.at("role");
   Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), false);
   const int iters = spec.at("iters");
-  for (int i = 0; i < 3; ++i) s.Run(iters);  // warm-up: first launches, rgpud's first slices
+  const size_t waves = spec.value("waves", 1);
+  for (int i = 0; i < 3; ++i) s.Run(iters, nullptr, waves);  // warm-up: first launches, rgpud's first slices
   WriteAtomically(spec.at("ready_file").get<std::string>(), "ready\n");
   const fs::path go = spec.at("go_file").get<std::string>();
   for (auto give_up = Clock::now() + std::chrono::seconds(120); !fs::exists(go);) {
@@ -223,7 +273,7 @@ json RunTenant(const json& spec) {
     int late = 0;
     while (due < until) {
       std::this_thread::sleep_until(due);
-      ms.push_back(s.Run(iters));
+      ms.push_back(s.Run(iters, nullptr, waves));
       due += period;
       if (due < Clock::now()) {
         ++late;
@@ -232,7 +282,7 @@ json RunTenant(const json& spec) {
     }
     out["late"] = late;
   } else {
-    while (Clock::now() < until) ms.push_back(s.Run(iters));
+    while (Clock::now() < until) ms.push_back(s.Run(iters, nullptr, waves));
   }
   const double elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
   std::vector<double> us;
@@ -271,6 +321,9 @@ struct Options {
   double lc_target_ms = 0.5, be_target_ms = 25, lc_period_ms = 3;
   size_t groups = 0;  // 0: 4 per compute unit
   size_t local = 256;
+  // A best-effort launch is this many times the latency-critical grid: work-groups that each
+  // run briefly, so that slices of whole work-groups can be short (1: one long wave).
+  size_t be_waves = 1;
   double alpha = 2;
   double quantum_us = 1000;
   int timeout_s = 120;
@@ -495,6 +548,7 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
   for (const auto& t : TenantsOf(scenario)) {
     json spec{{"platform", me.platform}, {"role", t.role}, {"groups", opt_.groups}, {"local", opt_.local},
               {"iters", t.role == "lc" ? lc_iters_ : be_iters_}, {"period_ms", opt_.lc_period_ms},
+              {"waves", t.role == "lc" ? size_t{1} : opt_.be_waves},
               {"duration_s", opt_.duration_s}, {"ready_file", (dir / (t.name + ".ready")).string()},
               {"go_file", go.string()}};
     Proc p{t, 0, dir / (t.name + ".ready"), dir / (t.name + ".json"), dir / (t.name + ".log")};
@@ -589,7 +643,8 @@ int Bench::Main() {
   std::fprintf(stderr, "[%s] calibrating on %s ...\n", Now().c_str(), device["name"].get<std::string>().c_str());
   json cal = Child("calibrate",
                    {{"kind", "calibrate"}, {"platform", device_platform_}, {"groups", opt_.groups},
-                    {"local", opt_.local}, {"probe_iters", opt_.quick ? 2000 : 20000},
+                    {"local", opt_.local}, {"probe_iters", opt_.quick ? 500 : 5000},
+                    {"lc_waves", 1}, {"be_waves", opt_.be_waves},
                     {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms}},
                    native_env);
   if (cal.contains("error")) throw std::runtime_error("calibration: " + cal["error"].get<std::string>());
@@ -602,6 +657,7 @@ int Bench::Main() {
                     {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
                     {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
                     {"lc_period_ms", opt_.lc_period_ms}, {"groups", opt_.groups}, {"local", opt_.local},
+                    {"be_waves", opt_.be_waves},
                     {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}};
   doc["config"] = WriteConfig();
 
@@ -735,7 +791,13 @@ std::string Markdown(const json& doc) {
   md << "| kernels | dependent FMA chain, " << o["groups"] << " groups of " << o["local"]
      << "; LC " << cal["lc_iters"] << " iterations = " << Fmt(cal["lc_device_ms"].get<double>(), 3)
      << " ms every " << Fmt(o["lc_period_ms"].get<double>(), 1) << " ms; BE " << cal["be_iters"]
-     << " iterations = " << Fmt(cal["be_device_ms"].get<double>(), 1) << " ms back to back |\n";
+     << " iterations x " << o.value("be_waves", 1) * o["groups"].get<size_t>() << " groups = "
+     << Fmt(cal["be_device_ms"].get<double>(), 1) << " ms back to back |\n";
+  if (cal.contains("lc_completion"))
+    md << "| completion seen (native) | LC kernel: clWaitForEvents " << Fmt(cal["lc_completion"]["wait_ms"].get<double>(), 3)
+       << " ms, clSetEventCallback " << Fmt(cal["lc_completion"]["callback_ms"].get<double>(), 3)
+       << " ms; BE kernel: " << Fmt(cal["be_completion"]["wait_ms"].get<double>(), 3) << " ms, "
+       << Fmt(cal["be_completion"]["callback_ms"].get<double>(), 3) << " ms (enqueue to wake-up, median) |\n";
   md << "| options | " << (o["quick"].get<bool>() ? "--quick, " : "") << Fmt(o["duration_s"].get<double>(), 1)
      << " s per run; seed001 alpha " << Fmt(o["alpha"].get<double>(), 1) << "; fair quantum "
      << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one) |\n\n";
@@ -842,6 +904,8 @@ int main(int argc, char** argv) {
   auto* per = app.add_option("--lc-period-ms", o.lc_period_ms, "Latency-critical requests are this far apart")->capture_default_str();
   auto* grp = app.add_option("--groups", o.groups, "Work-groups per launch (0: 4 per compute unit)")->capture_default_str();
   auto* loc = app.add_option("--local", o.local, "Work-group size")->capture_default_str();
+  app.add_option("--be-waves", o.be_waves, "Best-effort launch = this many latency-critical grids of shorter work-groups")
+      ->capture_default_str();
   app.add_option("--alpha", o.alpha, "rgpud seed001: slices per active tenant")->capture_default_str();
   app.add_option("--quantum-us", o.quantum_us, "rgpud fair: slice length")->capture_default_str();
   app.add_option("--timeout", o.timeout_s, "Seconds a tenant may take to set up (and to finish past its run)")->capture_default_str();
