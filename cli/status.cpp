@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/tls.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 
@@ -51,7 +52,7 @@ std::string Mib(uint64_t bytes) {
 int PrintStatus(const StatusOptions& o) {
   auto addr = proto::ParseAddress(o.server);
   if (!addr.ok()) return std::fprintf(stderr, "rgpu: %s\n", addr.status().message().c_str()), 2;
-  auto stream = proto::Connect(*addr, std::chrono::milliseconds(3000));
+  auto stream = proto::ConnectClient(*addr, std::chrono::milliseconds(3000));  // TLS: proto/tls.h
   if (!stream.ok())
     return std::fprintf(stderr, "rgpu: %s: %s\n", o.server.c_str(), stream.status().message().c_str()), 1;
   std::vector<uint8_t> hello;

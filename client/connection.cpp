@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "proto/info.h"
+#include "proto/tls.h"
 
 namespace rgpu::client {
 
@@ -43,19 +44,17 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
                                                      std::chrono::milliseconds timeout) {
   auto addr = proto::ParseAddress(address);
   if (!addr.ok()) return addr.status();
-  auto stream = proto::Connect(*addr, timeout);
+  // TLS when the address is tls://... or RGPU_CA is set (proto/tls.h).
+  auto stream = proto::ConnectClient(*addr, timeout);
   if (!stream.ok()) return stream.status();
   std::shared_ptr<Connection> c(new Connection());
   c->address_ = addr->ToString();
   c->stream_ = std::move(stream.value());
   // Bound the handshake too: a server that accepts but never answers must not hang us.
-  timeval tv{static_cast<time_t>(timeout.count() / 1000),
-             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  setsockopt(c->stream_->fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  c->stream_->SetRecvTimeout(timeout);
   Status s = c->Handshake(token);
   if (!s.ok()) return s;
-  timeval zero{0, 0};
-  setsockopt(c->stream_->fd(), SOL_SOCKET, SO_RCVTIMEO, &zero, sizeof(zero));
+  c->stream_->SetRecvTimeout(std::chrono::milliseconds(0));
   c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
   c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
   return c;
@@ -202,8 +201,12 @@ Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& bod
     std::lock_guard wl(write_mu_);
     Status s = WriteOut();
     if (!s.ok()) return s;
-    s = stream_->SendFrame(FrameHeader{proto::kDataChunk, static_cast<uint16_t>(Op::PutData), 0, 0},
-                           p + off, proto::kDataChunk);
+    // Each chunk names the blob's total size, so the server sizes its buffer once.
+    uint8_t total[8];
+    proto::PutLE(total, len, 8);
+    s = stream_->SendFrame(
+        FrameHeader{8 + proto::kDataChunk, static_cast<uint16_t>(Op::PutData), 0, 0}, total, 8,
+        p + off, proto::kDataChunk);
     if (!s.ok()) {
       Fail(s.message());
       return s;
@@ -329,7 +332,44 @@ void Connection::ReceiveLoop() {
   std::vector<uint8_t> body;
   for (;;) {
     FrameHeader h;
-    Status s = stream_->RecvFrame(&h, &body, proto::kMaxBody + 64);
+    uint8_t hdr[proto::kHeaderSize];
+    Status s = stream_->RecvAll(hdr, proto::kHeaderSize);
+    if (s.ok()) {
+      h = proto::DecodeHeader(hdr);
+      if (h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
+    }
+    // Read data goes straight into the application's memory when the sink allows it.
+    if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) &&
+        h.body_len >= 8) {
+      uint8_t offb[8];
+      s = stream_->RecvAll(offb, 8);
+      const uint64_t off = proto::GetLE(offb, 8);
+      const size_t len = h.body_len - 8;
+      std::shared_ptr<Pending> p;
+      {
+        std::lock_guard lk(mu_);
+        auto it = pending_.find(h.tag);
+        if (it != pending_.end()) p = it->second;
+      }
+      const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
+      uint8_t* direct = (s.ok() && fits) ? p->sink->Direct(off, len) : nullptr;
+      if (direct) {
+        s = stream_->RecvAll(direct, len);
+      } else if (s.ok()) {
+        body.resize(len);
+        if (len) s = stream_->RecvAll(body.data(), len);
+        if (s.ok() && fits) p->sink->Data(off, body.data(), len);
+      }
+      if (!s.ok()) {
+        Fail(s.message());
+        return;
+      }
+      continue;
+    }
+    if (s.ok()) {
+      body.resize(h.body_len);
+      if (h.body_len) s = stream_->RecvAll(body.data(), h.body_len);
+    }
     if (!s.ok()) {
       Fail(s.message());
       return;

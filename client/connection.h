@@ -44,6 +44,8 @@ struct ReadSink {
   // `off` and `len` were checked against the size of the read.
   virtual void Data(size_t off, const uint8_t* p, size_t len) = 0;
   virtual void Done(const Status& s) = 0;
+  // Where `len` bytes at `off` may be received directly (no intermediate copy), or null.
+  virtual uint8_t* Direct(size_t off, size_t len) { return nullptr; }
   size_t size = 0;
 };
 

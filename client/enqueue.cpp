@@ -48,6 +48,7 @@ struct LinearSink : ReadSink {
   cl_event ev;
   cl_command_queue q;
   void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(dst + off, p, len); }
+  uint8_t* Direct(size_t off, size_t) override { return dst + off; }
   void Done(const Status& s) override {
     ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
     Drop(ev);
@@ -65,6 +66,7 @@ struct RectSink : ReadSink {
   void Data(size_t off, const uint8_t* p, size_t len) override {
     std::memcpy(packed.data() + off, p, len);
   }
+  uint8_t* Direct(size_t off, size_t) override { return packed.data() + off; }
   void Done(const Status& s) override {
     if (s.ok()) {
       const uint8_t* src = packed.data();

@@ -117,9 +117,11 @@ std::vector<cl_device_id> AllDevices() {
   for (size_t i = 0; i < attempts.size(); ++i) {
     auto conn = attempts[i].get();
     if (!conn.ok()) {
-      // A refusal (wrong token, too many sessions) is always worth a line; an absent
-      // server only when debugging.
-      if (std::getenv("RGPU_DEBUG") || conn.status().message().find("refused:") != std::string::npos)
+      // A refusal (wrong token, too many sessions) or a TLS failure (untrusted server, no
+      // client certificate) is always worth a line; an absent server only when debugging.
+      const std::string& why = conn.status().message();
+      if (std::getenv("RGPU_DEBUG") || why.find("refused:") != std::string::npos ||
+          why.find("TLS") != std::string::npos)
         std::fprintf(stderr, "rgpu: no devices from %s: %s\n", servers[i].c_str(),
                      conn.status().message().c_str());
       continue;

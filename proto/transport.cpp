@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,8 +18,9 @@ namespace rgpu::proto {
 
 std::string Address::ToString() const {
   if (is_unix) return "unix:" + host;
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
+  std::string scheme = tls ? "tls://" : "";
+  if (host.find(':') != std::string::npos) return scheme + "[" + host + "]:" + std::to_string(port);
+  return scheme + host + ":" + std::to_string(port);
 }
 
 bool Address::IsLoopbackOrLocal() const {
@@ -26,8 +28,15 @@ bool Address::IsLoopbackOrLocal() const {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
-Result<Address> ParseAddress(const std::string& text, uint16_t default_port) {
+Result<Address> ParseAddress(const std::string& text_in, uint16_t default_port) {
   Address a;
+  std::string text = text_in;
+  if (text.rfind("tls://", 0) == 0) {
+    a.tls = true;
+    text = text.substr(6);
+    if (text.rfind("unix:", 0) == 0)
+      return Status::Error(-30, "'" + text_in + "': TLS is for TCP addresses only");
+  }
   if (text.rfind("unix:", 0) == 0) {
     a.is_unix = true;
     a.host = text.substr(5);
@@ -63,6 +72,12 @@ Stream::~Stream() {
 }
 
 void Stream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+void Stream::SetRecvTimeout(std::chrono::milliseconds timeout) {
+  timeval tv{static_cast<time_t>(timeout.count() / 1000),
+             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
 void Stream::ShutdownRead() { ::shutdown(fd_, SHUT_RD); }
 
 Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
@@ -90,6 +105,14 @@ Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
     }
   }
   return Status::Ok();
+}
+
+size_t Stream::TrySend(const struct iovec* iov, int iovcnt) {
+  struct msghdr msg {};
+  msg.msg_iov = const_cast<struct iovec*>(iov);
+  msg.msg_iovlen = iovcnt;
+  ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  return n > 0 ? static_cast<size_t>(n) : 0;
 }
 
 Status Stream::RecvAll(void* buf, size_t n) {

@@ -14,9 +14,10 @@
 
 namespace rgpu::proto {
 
-// "host:port", "[v6]:port" or "unix:/path".
+// "host:port", "[v6]:port", "tls://host:port" or "unix:/path".
 struct Address {
   bool is_unix = false;
+  bool tls = false;  // "tls://": the client insists on TLS (proto/tls.h)
   std::string host;  // or the socket path
   uint16_t port = 0;
   std::string ToString() const;
@@ -26,15 +27,21 @@ Result<Address> ParseAddress(const std::string& text, uint16_t default_port = 74
 
 // A connected stream. Send and Recv may be used by different threads at once; two threads
 // must not Send (or Recv) concurrently: callers serialise with their own lock.
+// This class is the plain socket; proto/tls.h derives the encrypted one.
 class Stream {
  public:
   explicit Stream(int fd) : fd_(fd) {}
-  ~Stream();
+  virtual ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  Status SendAll(const struct iovec* iov, int iovcnt);
-  Status RecvAll(void* buf, size_t n);
+  virtual Status SendAll(const struct iovec* iov, int iovcnt);
+  virtual Status RecvAll(void* buf, size_t n);
+  // Sends what the socket takes at once, never blocking; returns the bytes sent (0 if none).
+  // A stream that cannot send without blocking on its own framing (TLS) returns 0.
+  virtual size_t TrySend(const struct iovec* iov, int iovcnt);
+  // A Recv that waits longer than `timeout` fails (0: wait for ever).
+  virtual void SetRecvTimeout(std::chrono::milliseconds timeout);
   // Sends one whole frame: header plus body (body may be split in two pieces).
   Status SendFrame(const FrameHeader& h, const void* a, size_t alen, const void* b = nullptr,
                    size_t blen = 0);
@@ -46,7 +53,7 @@ class Stream {
   void ShutdownRead();
   int fd() const { return fd_; }
 
- private:
+ protected:
   int fd_;
 };
 

@@ -86,10 +86,8 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
     opt->tls_client_ca = (*tls)["client_ca"].value_or(std::string());
     if (opt->tls_cert.empty() != opt->tls_key.empty())
       return Bad(path, "[tls] needs both cert and key");
-    // Refuse rather than let the server believe its connections are encrypted.
-    if (!opt->tls_cert.empty())
-      return Bad(path, "[tls] is not implemented yet in this build; use a Unix socket, "
-                       "loopback or a tunnel (docs/security.md)");
+    if (!opt->tls_client_ca.empty() && opt->tls_cert.empty())
+      return Bad(path, "[tls] client_ca needs cert and key too");
   }
 
   if (auto* limits = root["limits"].as_table()) {

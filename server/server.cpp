@@ -53,6 +53,13 @@ Status Server::Bind() {
                                   (authenticated ? "TLS" : "authentication") +
                                   "; configure tenants and [tls] (--config), use a loopback "
                                   "address or a unix: socket, or pass --insecure");
+  if (encrypted && !addr->is_unix) {
+    auto tls = proto::TlsServer::Create(options_.tls_cert, options_.tls_key, options_.tls_client_ca);
+    if (!tls.ok()) return tls.status();
+    tls_ = *tls;
+    spdlog::info("TLS on: certificate {}{}", options_.tls_cert,
+                 options_.tls_client_ca.empty() ? "" : ", client certificates required");
+  }
   auto fd = proto::Listen(*addr);
   if (!fd.ok()) return fd.status();
   listen_fd_ = *fd;
@@ -93,6 +100,24 @@ void Server::Run() {
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
     uint64_t id = next_session_++;
+    if (tls_ && ss.ss_family != AF_UNIX) {
+      // The handshake runs on the session's thread: a slow client must not stall accept().
+      handshaking_.fetch_add(1);
+      std::thread([this, id, fd, peer] {
+        std::string client;
+        auto stream = tls_->Accept(fd, std::chrono::seconds(10), &client);
+        if (!stream.ok()) {
+          spdlog::warn("session {} from {}: refused: {}", id, peer, stream.status().message());
+          metrics_.CountError(ErrorKind::Auth);
+          handshaking_.fetch_sub(1);
+          return;
+        }
+        handshaking_.fetch_sub(1);  // from here on a session like any other
+        SessionThread(id, std::move(stream.value()),
+                      client.empty() ? peer : peer + " (" + client + ")");
+      }).detach();
+      continue;
+    }
     std::thread(&Server::SessionThread, this, id, std::make_unique<proto::Stream>(fd), peer)
         .detach();
   }
@@ -127,6 +152,9 @@ void Server::Run() {
   if (!sessions_.empty())
     spdlog::warn("{} sessions did not end in time (commands still running on the device)",
                  sessions_.size());
+  // Handshakes still running end within their own timeout; they must not outlive us.
+  lk.unlock();
+  while (handshaking_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 size_t Server::LingeringSessions() {

@@ -13,8 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proto/tls.h"
 #include "proto/transport.h"
 #include "server/backend/backend.h"
+#include "server/buffer_pool.h"
 #include "server/scheduler/scheduler.h"
 #include "server/metrics.h"
 #include "server/tenant.h"
@@ -77,6 +79,7 @@ class Server {
   const std::vector<std::shared_ptr<const Tenant>>& tenants() const { return tenants_; }
   // Every kernel launch of every session goes through the scheduler.
   Scheduler& scheduler() { return *scheduler_; }
+  BufferPool& buffers() { return *buffers_; }
 
   void CountCommand() { commands_.fetch_add(1, std::memory_order_relaxed); }
   void CountObjects(int64_t d) { objects_.fetch_add(d, std::memory_order_relaxed); }
@@ -98,10 +101,15 @@ class Server {
   ServerOptions options_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>(size_t{1} << 30);
   std::vector<std::shared_ptr<const Tenant>> tenants_;  // fixed after construction
   Metrics metrics_;
   int listen_fd_ = -1;
   std::string bound_;
+  // Set by Bind() when options_ name a certificate: TCP clients handshake before their
+  // session starts. Connections still handshaking are counted so Run() can wait for them.
+  std::shared_ptr<proto::TlsServer> tls_;
+  std::atomic<int> handshaking_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> commands_{0};
   std::atomic<int64_t> objects_{0};

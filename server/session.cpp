@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "proto/info.h"
 #include "server/server.h"
@@ -19,10 +20,35 @@ using proto::Writer;
 // ---------------------------------------------------------------- Outbox
 
 void Outbox::Push(FrameHeader h, std::vector<uint8_t> body) {
-  std::lock_guard lk(mu_);
+  std::unique_lock lk(mu_);
   if (closed_) return;
+  if (!sending_ && control_.empty() && bulk_.empty()) {
+    // Nothing queued and nobody writing: send from this thread (often a device completion
+    // callback), sparing a wake-up of the writer thread on every answer. Never block here:
+    // what the socket does not take at once goes to the writer.
+    sending_ = true;
+    lk.unlock();
+    h.body_len = static_cast<uint32_t>(body.size());
+    uint8_t hdr[proto::kHeaderSize];
+    proto::EncodeHeader(h, hdr);
+    struct iovec iov[2] = {{hdr, proto::kHeaderSize}, {body.data(), body.size()}};
+    const size_t total = proto::kHeaderSize + body.size();
+    const size_t sent = stream_->TrySend(iov, body.empty() ? 1 : 2);
+    lk.lock();
+    sending_ = false;
+    if (sent < total && !closed_) {
+      Frame rest;
+      rest.raw = true;
+      for (size_t at = sent; at < total; ++at)
+        rest.body.push_back(at < proto::kHeaderSize ? hdr[at] : body[at - proto::kHeaderSize]);
+      pending_ += rest.body.size();
+      control_.push_front(std::move(rest));
+    }
+    cv_.notify_all();
+    return;
+  }
   pending_ += proto::kHeaderSize + body.size();
-  control_.push_back(Frame{h, std::move(body), nullptr, 0, 0});
+  control_.push_back(Frame{h, std::move(body)});
   cv_.notify_one();
 }
 
@@ -31,7 +57,7 @@ void Outbox::PushBulk(FrameHeader h, std::vector<uint8_t> prefix, Bytes data, si
   std::lock_guard lk(mu_);
   if (closed_) return;
   pending_ += proto::kHeaderSize + prefix.size() + len;
-  bulk_.push_back(Frame{h, std::move(prefix), std::move(data), off, len});
+  bulk_.push_back(Frame{h, std::move(prefix), false, std::move(data), off, len});
   cv_.notify_one();
 }
 
@@ -48,7 +74,7 @@ void Outbox::Run() {
     Frame f;
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return closed_ || !control_.empty() || !bulk_.empty(); });
+      cv_.wait(lk, [&] { return !sending_ && (closed_ || !control_.empty() || !bulk_.empty()); });
       if (!control_.empty()) {
         f = std::move(control_.front());
         control_.pop_front();
@@ -58,11 +84,19 @@ void Outbox::Run() {
       } else {
         return;  // closed and drained
       }
+      sending_ = true;
     }
-    f.h.body_len = static_cast<uint32_t>(f.body.size() + f.len);
-    Status s = stream_->SendFrame(f.h, f.body.data(), f.body.size(),
-                                  f.bulk ? f.bulk->data() + f.off : nullptr, f.len);
+    Status s;
+    if (f.raw) {
+      struct iovec iov{f.body.data(), f.body.size()};
+      s = stream_->SendAll(&iov, 1);
+    } else {
+      f.h.body_len = static_cast<uint32_t>(f.body.size() + f.len);
+      s = stream_->SendFrame(f.h, f.body.data(), f.body.size(),
+                             f.bulk ? f.bulk->data() + f.off : nullptr, f.len);
+    }
     std::lock_guard lk(mu_);
+    sending_ = false;
     pending_ -= std::min(pending_, proto::kHeaderSize + f.body.size() + f.len);
     drained_.notify_all();
     if (!s.ok()) {
@@ -182,7 +216,26 @@ void Session::Serve() {
   for (;;) {
     if (!WaitForRoom()) break;
     FrameHeader h;
-    Status s = stream_->RecvFrame(&h, &body, server_->options().max_frame);
+    uint8_t hdr[proto::kHeaderSize];
+    Status s = stream_->RecvAll(hdr, proto::kHeaderSize);
+    if (s.ok()) {
+      h = proto::DecodeHeader(hdr);
+      if (h.body_len > server_->options().max_frame)
+        s = Status::Protocol("frame body of " + std::to_string(h.body_len) +
+                             " bytes exceeds the limit of " +
+                             std::to_string(server_->options().max_frame));
+    }
+    if (s.ok() && h.op == static_cast<uint16_t>(Op::PutData) && hello_done_ && h.flags == 0) {
+      s = ReceivePutData(h);
+      if (s.ok()) {
+        stats_.bytes_in += proto::kHeaderSize + h.body_len;
+        if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + h.body_len;
+        continue;
+      }
+    } else if (s.ok()) {
+      body.resize(h.body_len);
+      if (h.body_len) s = stream_->RecvAll(body.data(), h.body_len);
+    }
     if (!s.ok()) {
       if (s.is_protocol()) {
         reason = s.message();
@@ -270,7 +323,7 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
     case Op::Release: return Release(r);
     case Op::GetInfo: return GetInfo(h, r);
     case Op::GetEventProfiling: return GetEventProfiling(h, r);
-    case Op::PutData: return PutData(r);
+    case Op::PutData: return Status::Protocol("PutData out of place");
     case Op::Flush: return Flush(r);
     case Op::Finish: return Finish(h, r);
     case Op::WaitEvents: return WaitEvents(h, r);
@@ -359,8 +412,7 @@ void Session::ReleaseAll() {
       }
     }
   }
-  staging_.clear();
-  staging_.shrink_to_fit();
+  staging_.reset();
 }
 
 // ---------------------------------------------------------------- handlers
@@ -485,27 +537,36 @@ Result<Bytes> Session::TakeBlob(Reader& r) {
   // The part before the tail arrived as PutData chunks. The client sends one bulk blob at a
   // time, so it is either all of the staged bytes or none of them.
   const uint64_t staged = total - tail_len;
+  const size_t have = staging_ ? staging_->size() : 0;
   Bytes blob;
   if (staged == 0) {
-    blob = std::make_shared<std::vector<uint8_t>>(tail, tail + tail_len);
-  } else if (staged == staging_.size()) {
-    blob = std::make_shared<std::vector<uint8_t>>(std::move(staging_));
-    staging_ = {};
-    blob->insert(blob->end(), tail, tail + tail_len);
+    blob = server_->buffers().Acquire(tail_len);
+  } else if (staged == have) {
+    blob = std::move(staging_);
+    staging_.reset();
   } else {
     return Status::Protocol("request names " + std::to_string(staged) + " staged bytes but " +
-                            std::to_string(staging_.size()) + " were staged");
+                            std::to_string(have) + " were staged");
   }
+  size_t at = blob->size();
+  blob->resize(at + tail_len);
+  if (tail_len) std::memcpy(blob->data() + at, tail, tail_len);
   return blob;
 }
 
-Status Session::PutData(Reader& r) {
-  size_t n = 0;
-  const uint8_t* p = r.rest(&n);
-  if (staging_.size() + n > server_->options().max_staging_bytes)
-    return Status::Protocol("staged data exceeds the per-session limit");
-  staging_.insert(staging_.end(), p, p + n);
-  return Status::Ok();
+Status Session::ReceivePutData(const FrameHeader& h) {
+  // Body: u64 total size of the blob being uploaded, then the chunk's bytes.
+  if (h.body_len < 8) return Status::Protocol("PutData without its size");
+  uint8_t head[8];
+  if (Status s = stream_->RecvAll(head, 8); !s.ok()) return s;
+  const uint64_t total = proto::GetLE(head, 8);
+  const size_t n = h.body_len - 8;
+  const size_t have = staging_ ? staging_->size() : 0;
+  if (total > server_->options().max_staging_bytes || have + n > total)
+    return Status::Protocol("staged data exceeds its announced size or the per-session limit");
+  if (!staging_) staging_ = server_->buffers().Acquire(total);
+  staging_->resize(have + n);
+  return stream_->RecvAll(staging_->data() + have, n);
 }
 
 Status Session::CreateBuffer(Reader& r) {
@@ -1084,7 +1145,8 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     case Op::ReadBuffer: {
       auto m = mem_of(mem.a);
       if (!m.ok()) return fail(m.status());
-      dst = std::make_shared<std::vector<uint8_t>>(size);
+      dst = server_->buffers().Acquire(size);
+      dst->resize(size);
       ev = bk.Read(queue, *m, off_a, size, dst, waits);
       break;
     }
@@ -1104,7 +1166,8 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     case Op::ReadBufferRect: {
       auto m = mem_of(mem.a);
       if (!m.ok()) return fail(m.status());
-      dst = std::make_shared<std::vector<uint8_t>>(size);
+      dst = server_->buffers().Acquire(size);
+      dst->resize(size);
       ev = bk.ReadRect(queue, *m, ra, dst, waits);
       break;
     }

@@ -54,6 +54,7 @@ class Outbox {
   struct Frame {
     proto::FrameHeader h;
     std::vector<uint8_t> body;
+    bool raw = false;  // body holds bytes already framed (the rest of a partial send)
     Bytes bulk;
     size_t off = 0, len = 0;
   };
@@ -63,6 +64,7 @@ class Outbox {
   std::deque<Frame> control_;  // GUARDED_BY(mu_)
   std::deque<Frame> bulk_;     // GUARDED_BY(mu_)
   bool closed_ = false;        // GUARDED_BY(mu_)
+  bool sending_ = false;       // GUARDED_BY(mu_): a thread is writing to the stream
   size_t pending_ = 0;         // GUARDED_BY(mu_)
   bool finished_ = false;      // GUARDED_BY(mu_): Run returned
   std::condition_variable drained_;
@@ -142,7 +144,8 @@ class Session {
   Status Release(proto::Reader& r);
   Status GetInfo(const proto::FrameHeader& h, proto::Reader& r);
   Status GetEventProfiling(const proto::FrameHeader& h, proto::Reader& r);
-  Status PutData(proto::Reader& r);
+  // PutData is read straight from the socket into the staging buffer (no frame copy).
+  Status ReceivePutData(const proto::FrameHeader& h);
   Status Enqueue(const proto::FrameHeader& h, proto::Reader& r);
   Status Flush(proto::Reader& r);
   Status Finish(const proto::FrameHeader& h, proto::Reader& r);
@@ -188,7 +191,7 @@ class Session {
 
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, Entry> objects_;
-  std::vector<uint8_t> staging_;
+  Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
   std::atomic<size_t> live_objects_{0};
   SessionStats stats_;
 };

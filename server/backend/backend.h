@@ -76,7 +76,26 @@ struct ProfilingTimes {
   uint64_t queued = 0, submit = 0, start = 0, end = 0;
 };
 
-using Bytes = std::shared_ptr<std::vector<uint8_t>>;
+// Bulk transfer buffers: growing one leaves the new bytes uninitialised (they are about to be
+// overwritten by the network or the device), so no time goes to zeroing them.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using ByteVec = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+using Bytes = std::shared_ptr<ByteVec>;
 using WaitList = std::span<BkEvent* const>;
 using CompletionFn = std::function<void(int32_t exec_status)>;
 
@@ -92,7 +111,7 @@ class Backend {
   virtual Result<BkQueue*> CreateQueue(BkContext* ctx, int device, uint64_t properties) = 0;
   // `init` (may be empty) is copied into the new buffer before the call returns.
   virtual Result<BkMem*> CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
-                                      const std::vector<uint8_t>* init) = 0;
+                                      const ByteVec* init) = 0;
   virtual Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
                                          size_t size) = 0;
 
@@ -149,6 +168,8 @@ class Backend {
   virtual Status SetUserEventStatus(BkEvent* e, int32_t status) = 0;
   // A user event already failed with `code`: stands in for a command that could not start.
   virtual Result<BkEvent*> FailedEvent(BkContext* ctx, int32_t code) = 0;
+  // The command's execution status now (CL_QUEUED..CL_COMPLETE, or negative), without waiting.
+  virtual int32_t EventStatus(BkEvent* e) = 0;
   // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
   virtual void OnComplete(BkEvent* e, CompletionFn fn) = 0;
 

@@ -116,7 +116,7 @@ class OpenCLBackend final : public Backend {
   }
 
   Result<BkMem*> CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
-                              const std::vector<uint8_t>* init) override {
+                              const ByteVec* init) override {
     cl_int err;
     bool copy = init && !init->empty();
     cl_mem m = clCreateBuffer(C(ctx), flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), size,
@@ -451,6 +451,12 @@ class OpenCLBackend final : public Backend {
     if (!e.ok()) return e;
     clSetUserEventStatus(E(*e), code < 0 ? code : CL_OUT_OF_RESOURCES);
     return e;
+  }
+
+  int32_t EventStatus(BkEvent* e) override {
+    cl_int st = CL_OUT_OF_RESOURCES;
+    clGetEventInfo(E(e), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr);
+    return st;
   }
 
   void OnComplete(BkEvent* e, CompletionFn fn) override {

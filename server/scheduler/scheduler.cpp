@@ -107,6 +107,7 @@ Scheduler::~Scheduler() {
   }
   cv_.notify_all();
   dispatcher_.join();
+  for (auto& d : direct_) backend_->Release(proto::ObjType::Event, d.event);
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -193,18 +194,49 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   auto ev = backend_->Launch(req.queue, req.kernel, args, req.range, req.waits);
   if (!ev.ok()) return ev.status();
   std::string key = TenantKey(req);
+  bool latency_critical;
   {
     std::lock_guard lk(mu_);
-    StateFor(req).in_flight++;
+    TenantState& st = StateFor(req);
+    st.in_flight++;
+    latency_critical = st.priority == Priority::LatencyCritical;
+    if (!latency_critical) {
+      backend_->Retain(proto::ObjType::Event, *ev);  // held until harvested
+      direct_.push_back({*ev, key});
+    }
   }
-  backend_->OnComplete(*ev, [this, key, e = *ev](int32_t) {
-    Account(key, e, false);
-    std::lock_guard lk(mu_);
-    auto it = tenants_.find(key);
-    if (it != tenants_.end()) it->second.in_flight--;
-    cv_.notify_all();
-  });
+  if (latency_critical) {
+    // The dispatcher holds best-effort slices back while this runs: tell it the moment it ends.
+    backend_->OnComplete(*ev, [this, key, e = *ev](int32_t) {
+      Account(key, e, false);
+      std::lock_guard lk(mu_);
+      auto it = tenants_.find(key);
+      if (it != tenants_.end()) it->second.in_flight--;
+      cv_.notify_all();
+    });
+  } else {
+    Harvest();
+  }
   return LaunchResult{*ev, nullptr};
+}
+
+void Scheduler::Harvest() {
+  for (;;) {
+    DirectLaunch d;
+    {
+      std::lock_guard lk(mu_);
+      if (direct_.empty()) return;
+      d = direct_.front();
+      int32_t st = backend_->EventStatus(d.event);
+      if (st > CL_COMPLETE) return;  // the oldest is still running: look again later
+      direct_.pop_front();
+      auto it = tenants_.find(d.tenant);
+      if (it != tenants_.end()) it->second.in_flight--;
+    }
+    Account(d.tenant, d.event, false);
+    backend_->Release(proto::ObjType::Event, d.event);
+    cv_.notify_all();
+  }
 }
 
 Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
@@ -351,7 +383,12 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
 void Scheduler::DispatchLoop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
-    if (!DispatchOne(lk)) cv_.wait_for(lk, std::chrono::milliseconds(50));
+    if (!DispatchOne(lk)) cv_.wait_for(lk, std::chrono::milliseconds(20));
+    if (!direct_.empty()) {
+      lk.unlock();
+      Harvest();
+      lk.lock();
+    }
   }
 }
 

@@ -1,0 +1,110 @@
+// libFuzzer target: arbitrary bytes from a client, through rgpud's real decoder and request
+// handlers (Session::Serve over a socketpair), against the fake backend (fake_backend.h says
+// why not PoCL). scripts/fuzz.sh builds and runs it.
+//
+// Input: the first byte chooses the mode. Even: a valid Hello is sent first and the rest of
+// the input is the stream of requests that follows (so that mutations reach the handlers
+// behind the handshake). Odd: the rest of the input is the whole stream, Hello included.
+//
+// Beyond the sanitizers, after every input the session must have released every backend
+// object and every byte charged to the tenant's quota.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "proto/transport.h"
+#include "proto/wire.h"
+#include "server/server.h"
+#include "server/session.h"
+#include "tests/fuzz/fake_backend.h"
+
+namespace {
+
+using namespace rgpu;
+
+server::Server* g_server;
+fuzz::FakeBackend* g_backend;
+uint64_t g_next_session = 1;
+
+std::vector<uint8_t> HelloFrame() {
+  std::vector<uint8_t> body;
+  proto::Writer w(&body);
+  w.u32(proto::kMagic);
+  w.u16(proto::kVersion);
+  w.u16(0);
+  w.str("");       // token: the anonymous tenant needs none
+  w.str("fuzz");   // client name
+  std::vector<uint8_t> frame(proto::kHeaderSize);
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint32_t>(body.size()),
+                                         static_cast<uint16_t>(proto::Op::Hello), 0, 1},
+                      frame.data());
+  frame.insert(frame.end(), body.begin(), body.end());
+  return frame;
+}
+
+void WriteAll(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (k <= 0) return;  // the session ended early (it refused the input): fine
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+}
+
+[[noreturn]] void Leak(const char* what, long n) {
+  std::fprintf(stderr, "session_fuzz: %ld %s left after the session ended\n", n, what);
+  std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  spdlog::set_level(spdlog::level::off);
+  server::ServerOptions opt;
+  // Small bounds keep each input cheap; the limits' code paths are the same.
+  opt.max_staging_bytes = 8 << 20;
+  opt.max_outbox_bytes = 8 << 20;
+  opt.max_objects_per_session = 4096;
+  auto backend = std::make_unique<fuzz::FakeBackend>();
+  g_backend = backend.get();
+  g_server = new server::Server(opt, std::move(backend));
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::vector<uint8_t> input;
+  if ((data[0] & 1) == 0) input = HelloFrame();
+  input.insert(input.end(), data + 1, data + size);
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) std::abort();
+  std::thread serve([fd = sv[0]] {
+    server::Session session(g_server, g_next_session++, std::make_unique<proto::Stream>(fd),
+                            "fuzz");
+    session.Serve();
+  });
+  // Answers are read (and dropped) as they come, so that backpressure never stalls us.
+  std::thread drain([fd = sv[1]] {
+    char buf[65536];
+    while (::recv(fd, buf, sizeof(buf), 0) > 0) {
+    }
+  });
+  WriteAll(sv[1], input.data(), input.size());
+  ::shutdown(sv[1], SHUT_WR);
+  serve.join();
+  drain.join();
+  ::close(sv[1]);
+
+  if (long n = g_backend->LiveObjects(); n != 0) Leak("backend objects", n);
+  if (uint64_t n = g_server->TotalObjects(); n != 0) Leak("session objects", static_cast<long>(n));
+  for (const auto& t : g_server->tenants())
+    if (uint64_t n = g_server->Usage(t.get()).mem_bytes.load(); n != 0)
+      Leak("bytes charged to the tenant's quota", static_cast<long>(n));
+  return 0;
+}
