@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Refreshes the generated regions of docs/performance.md from benchmark results.
+"""Refreshes the generated regions of a doc from benchmark results.
 
-    bench/report.py RESULT_DIR [--docs docs/performance.md]
+    bench/report.py RESULT_DIR [--bench overhead|sharing] [--docs FILE] [--region PREFIX]
 
-RESULT_DIR holds overhead.json and overhead.md, as rgpu-bench-overhead wrote them (the tables
-are rendered by the benchmark itself, `rgpu-bench-overhead --report overhead.json`, so there is
-one renderer). Each "## Section" of overhead.md fills the region
-<!-- BEGIN GENERATED: overhead-<slug> --> ... <!-- END GENERATED: overhead-<slug> -->.
+RESULT_DIR holds BENCH.json and BENCH.md, as rgpu-bench-BENCH wrote them (the tables are
+rendered by the benchmark itself, `rgpu-bench-BENCH --report BENCH.json`, so there is one
+renderer). Each "## Section" of BENCH.md fills the region
+<!-- BEGIN GENERATED: PREFIX-<slug> --> ... <!-- END GENERATED: PREFIX-<slug> -->; PREFIX is
+the bench's name unless --region names another (two runs in one doc). The docs default to
+docs/performance.md (overhead) and docs/scheduling.md (sharing).
 """
 import argparse
 import pathlib
@@ -31,23 +33,27 @@ def sections(markdown):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("result_dir", type=pathlib.Path)
-    ap.add_argument("--docs", type=pathlib.Path, default=pathlib.Path("docs/performance.md"))
+    ap.add_argument("--bench", choices=["overhead", "sharing"], default="overhead")
+    ap.add_argument("--docs", type=pathlib.Path)
+    ap.add_argument("--region", help="region prefix (default: the bench's name)")
     args = ap.parse_args()
-    parts = sections((args.result_dir / "overhead.md").read_text())
-    text = args.docs.read_text()
+    docs = args.docs or pathlib.Path({"overhead": "docs/performance.md", "sharing": "docs/scheduling.md"}[args.bench])
+    prefix = args.region or args.bench
+    parts = sections((args.result_dir / f"{args.bench}.md").read_text())
+    text = docs.read_text()
     missing = []
 
     def fill(m):
         slug = m.group(1)
-        key = slug.removeprefix("overhead-")
+        key = slug.removeprefix(prefix + "-")
         if key not in parts:
             missing.append(slug)
             return m.group(0)
         return f"<!-- BEGIN GENERATED: {slug} -->\n{parts[key]}\n<!-- END GENERATED: {slug} -->"
 
-    text = re.sub(r"<!-- BEGIN GENERATED: (overhead-[a-z0-9-]+) -->.*?<!-- END GENERATED: \1 -->",
+    text = re.sub(rf"<!-- BEGIN GENERATED: ({re.escape(prefix)}-[a-z0-9-]+) -->.*?<!-- END GENERATED: \1 -->",
                   fill, text, flags=re.S)
-    args.docs.write_text(text)
+    docs.write_text(text)
     if missing:
         print("no section for: " + ", ".join(missing), file=sys.stderr)
         return 1
