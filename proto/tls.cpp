@@ -169,6 +169,14 @@ SSL_CTX* NewContext(bool server) {
   return ctx;
 }
 
+// Client side: called when the server asks for a certificate and none was configured.
+// Noting it lets the client say so at once; with TLS 1.3 the server's refusal would only
+// arrive after the handshake, as a reset connection.
+int NoteCertificateRequest(SSL* ssl, X509**, EVP_PKEY**) {
+  if (auto* asked = static_cast<bool*>(SSL_get_app_data(ssl))) *asked = true;
+  return 0;
+}
+
 Result<std::unique_ptr<Stream>> Wrap(SSL_CTX* ctx, int fd, bool server, const std::string& host,
                                      std::chrono::milliseconds timeout) {
   SSL* ssl = SSL_new(ctx);
@@ -188,8 +196,15 @@ Result<std::unique_ptr<Stream>> Wrap(SSL_CTX* ctx, int fd, bool server, const st
       SSL_set1_host(ssl, host.c_str());
     }
   }
+  bool certificate_asked = false;
+  SSL_set_app_data(ssl, &certificate_asked);
   auto stream = std::make_unique<TlsStream>(fd, ssl);  // owns fd and ssl from here
-  if (Status s = stream->Handshake(server, timeout); !s.ok()) return s;
+  Status s = stream->Handshake(server, timeout);
+  SSL_set_app_data(ssl, nullptr);
+  if (!s.ok()) return s;
+  if (certificate_asked)
+    return Status::Error(kIoError, "the server requires a client certificate: set RGPU_CERT "
+                                   "and RGPU_KEY");
   return std::unique_ptr<Stream>(std::move(stream));
 }
 
@@ -244,6 +259,7 @@ Result<std::unique_ptr<Stream>> ConnectTls(const Address& a, const TlsClientOpti
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(NewContext(false), SSL_CTX_free);
   if (!ctx) return Status::Error(kIoError, "TLS: " + SslErrors());
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  SSL_CTX_set_client_cert_cb(ctx.get(), NoteCertificateRequest);
   if (!options.ca_file.empty()) {
     if (SSL_CTX_load_verify_locations(ctx.get(), options.ca_file.c_str(), nullptr) != 1)
       return Status::Error(kConfigError,
