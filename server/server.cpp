@@ -25,13 +25,17 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
                    : options_.tenants),
       metrics_(tenants_) {
   uint32_t cores = 1;
+  size_t wave = 1;
   if (!backend_->Devices().empty()) {
     const auto& d = backend_->Devices().front();
+    const bool gpu = d.type & CL_DEVICE_TYPE_GPU;
     // Seed 001 compares a launch with "the cores of the GPU": a GPU compute unit (an NVIDIA
-    // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core.
-    cores = d.compute_units * ((d.type & CL_DEVICE_TYPE_GPU) ? 128 : 1);
+    // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core. A full wave
+    // keeps 2048 work-items resident per SM (NVIDIA's limit since Volta).
+    cores = d.compute_units * (gpu ? 128 : 1);
+    wave = size_t{d.compute_units} * (gpu ? 2048 : 64);
   }
-  scheduler_ = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores);
+  scheduler_ = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores, wave);
   scheduler_->on_device_time = [this](const Tenant* t, uint64_t ns) {
     if (t) metrics_.AddDeviceTime(t, ns / 1e9);
   };

@@ -95,8 +95,12 @@ struct Scheduler::Held {
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
 };
 
-Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores)
-    : backend_(backend), options_(options), device_cores_(std::max<uint32_t>(device_cores, 1)) {
+Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
+                     size_t wave_items)
+    : backend_(backend),
+      options_(options),
+      device_cores_(std::max<uint32_t>(device_cores, 1)),
+      wave_items_(wave_items) {
   dispatcher_ = std::thread([this] { DispatchLoop(); });
 }
 
@@ -354,7 +358,14 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   for (auto& a : h->req.args)
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
   if (h->req.slice_info) {
-    size_t pieces = options_.force_slices ? options_.force_slices : kFinePieces;
+    // A piece is at least one full wave of the device: a slice smaller than that still takes
+    // as long as a wave (measured on an H200: a 2-group slice of a 528-group launch took as
+    // long as all 528), so cutting below it only multiplies the launch's time.
+    size_t items = 1;
+    for (uint32_t i = 0; i < h->req.range.dims; ++i) items *= h->req.range.global[i];
+    size_t pieces = options_.force_slices
+                        ? options_.force_slices
+                        : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
     auto plan = slicer::PlanSlices(*h->req.slice_info, ShapeOf(h->req.range), pieces);
     if (plan.ok()) {
       h->plan = std::move(plan).value();

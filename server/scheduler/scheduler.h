@@ -87,7 +87,9 @@ struct SchedUsage {
 
 class Scheduler {
  public:
-  Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores);
+  // `device_cores`: seed001's "cores of the device"; `wave_items`: work-items the device
+  // runs at once (fair never cuts a launch into slices smaller than that).
+  Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores, size_t wave_items);
   ~Scheduler();
 
   const SchedulerOptions& options() const { return options_; }
@@ -129,6 +131,7 @@ class Scheduler {
   Backend* backend_;
   SchedulerOptions options_;
   uint32_t device_cores_;
+  size_t wave_items_;
 
   std::mutex mu_;
   std::condition_variable cv_;
