@@ -114,7 +114,7 @@ class Connection {
   bool stopping_ = false;      // GUARDED_BY(buf_mu_)
 
   struct Pending {
-    bool done = false;
+    std::atomic<bool> done{false};  // set under mu_, read without it while spinning
     Reply reply;
     std::shared_ptr<ReadSink> sink;
   };
