@@ -1,0 +1,176 @@
+// The wire codec: exact little-endian bytes, round trips, and what malformed input does.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <CL/cl.h>
+
+#include <thread>
+
+#include "proto/info.h"
+#include "proto/transport.h"
+#include "proto/wire.h"
+
+namespace rgpu::proto {
+namespace {
+
+TEST(Codec, IntegersAreLittleEndianWhateverTheHost) {
+  std::vector<uint8_t> b;
+  Writer w(&b);
+  w.u16(0x0102);
+  w.u32(0x03040506);
+  w.u64(0x0708090a0b0c0d0eull);
+  w.i32(-2);
+  const std::vector<uint8_t> want = {0x02, 0x01, 0x06, 0x05, 0x04, 0x03, 0x0e, 0x0d, 0x0c,
+                                     0x0b, 0x0a, 0x09, 0x08, 0x07, 0xfe, 0xff, 0xff, 0xff};
+  EXPECT_EQ(b, want);
+  Reader r(b.data(), b.size());
+  EXPECT_EQ(r.u16(), 0x0102);
+  EXPECT_EQ(r.u32(), 0x03040506u);
+  EXPECT_EQ(r.u64(), 0x0708090a0b0c0d0eull);
+  EXPECT_EQ(r.i32(), -2);
+  EXPECT_TRUE(r.done());
+}
+
+TEST(Codec, StringsAndBytesRoundTrip) {
+  std::vector<uint8_t> b;
+  Writer w(&b);
+  w.str("kernel void k() {}");
+  w.bytes("\0\1\2", 3);
+  w.str("");
+  Reader r(b.data(), b.size());
+  EXPECT_EQ(r.str(), "kernel void k() {}");
+  auto raw = r.bytes();
+  ASSERT_EQ(raw.size(), 3u);
+  EXPECT_EQ(raw[1], '\1');
+  EXPECT_EQ(r.str(), "");
+  EXPECT_TRUE(r.done());
+}
+
+TEST(Codec, TruncatedInputFailsAndStaysFailed) {
+  std::vector<uint8_t> b;
+  Writer w(&b);
+  w.u64(42);
+  w.str("hello");
+  for (size_t cut = 0; cut < b.size(); ++cut) {
+    Reader r(b.data(), cut);
+    r.u64();
+    r.str();
+    EXPECT_FALSE(r.ok()) << "cut at " << cut;
+    EXPECT_EQ(r.u32(), 0u);  // later reads return zero, never read past the end
+  }
+}
+
+TEST(Codec, LengthsAndCountsAreCheckedBeforeAllocating) {
+  std::vector<uint8_t> b;
+  Writer w(&b);
+  w.u32(0xffffffffu);  // a string claiming 4 GiB in a 4-byte frame
+  Reader r(b.data(), b.size());
+  EXPECT_TRUE(r.bytes().empty());
+  EXPECT_FALSE(r.ok());
+  std::vector<uint8_t> c;
+  Writer wc(&c);
+  wc.u32(1000);  // 1000 eight-byte ids, none present
+  Reader rc(c.data(), c.size());
+  EXPECT_EQ(rc.count(4096, 8), 0u);
+  EXPECT_FALSE(rc.ok());
+  std::vector<uint8_t> d;
+  Writer wd(&d);
+  wd.u32(5000);  // over the op's own limit even if the bytes were there
+  d.resize(4 + 5000 * 8);
+  Reader rd(d.data(), d.size());
+  EXPECT_EQ(rd.count(4096, 8), 0u);
+  EXPECT_FALSE(rd.ok());
+}
+
+TEST(Codec, HeaderRoundTrip) {
+  FrameHeader h{123456, static_cast<uint16_t>(Op::NDRangeKernel), kFlagReply, 0x1122334455667788ull};
+  uint8_t raw[kHeaderSize];
+  EncodeHeader(h, raw);
+  EXPECT_EQ(raw[0], 0x40);  // 123456 = 0x0001e240, low byte first
+  EXPECT_EQ(raw[4], 48);    // op NDRangeKernel
+  FrameHeader g = DecodeHeader(raw);
+  EXPECT_EQ(g.body_len, h.body_len);
+  EXPECT_EQ(g.op, h.op);
+  EXPECT_EQ(g.flags, h.flags);
+  EXPECT_EQ(g.tag, h.tag);
+  EXPECT_STREQ(OpName(48), "NDRangeKernel");
+  EXPECT_STREQ(OpName(999), "Unknown");
+}
+
+TEST(Codec, InfoValuesKeepTheirValues) {
+  size_t sizes[3] = {1024, 1, 64};
+  std::vector<uint8_t> wire;
+  Writer w(&wire);
+  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_MAX_WORK_ITEM_SIZES), sizes, sizeof(sizes), w);
+  cl_ulong mem = 80ull << 30;
+  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_GLOBAL_MEM_SIZE), &mem, sizeof(mem), w);
+  cl_uint units = 132;
+  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_MAX_COMPUTE_UNITS), &units, sizeof(units), w);
+  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_NAME), "NVIDIA H200", 12, w);
+  Reader r(wire.data(), wire.size());
+  std::vector<uint8_t> v;
+  ASSERT_TRUE(DecodeInfo(r, &v));
+  ASSERT_EQ(v.size(), sizeof(sizes));
+  EXPECT_EQ(std::memcmp(v.data(), sizes, sizeof(sizes)), 0);
+  ASSERT_TRUE(DecodeInfo(r, &v));
+  EXPECT_EQ(*reinterpret_cast<cl_ulong*>(v.data()), mem);
+  ASSERT_TRUE(DecodeInfo(r, &v));
+  EXPECT_EQ(*reinterpret_cast<cl_uint*>(v.data()), units);
+  ASSERT_TRUE(DecodeInfo(r, &v));
+  EXPECT_STREQ(reinterpret_cast<const char*>(v.data()), "NVIDIA H200");
+  EXPECT_TRUE(r.done());
+  uint8_t bad_kind[] = {9, 0, 0, 0, 0};
+  Reader rb(bad_kind, sizeof(bad_kind));
+  EXPECT_FALSE(DecodeInfo(rb, &v));
+}
+
+TEST(Codec, Addresses) {
+  auto a = ParseAddress("127.0.0.1:7420");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->port, 7420);
+  EXPECT_TRUE(a->IsLoopbackOrLocal());
+  auto u = ParseAddress("unix:/run/rgpu.sock");
+  ASSERT_TRUE(u.ok());
+  EXPECT_TRUE(u->is_unix);
+  auto v6 = ParseAddress("[::1]:9");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(ParseAddress("gpu-host")->port, 7420);  // default port
+  EXPECT_FALSE(ParseAddress("host:99999").ok());
+  EXPECT_FALSE(ParseAddress(":7420").ok());
+  EXPECT_FALSE(ParseAddress("0.0.0.0:1")->IsLoopbackOrLocal());
+}
+
+// Frames through a real socket pair: oversized bodies are refused from the header alone,
+// and a peer that hangs up mid-frame is an error, not a hang or a partial frame.
+TEST(Codec, FramesOverASocket) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  Stream a(sv[0]), b(sv[1]);
+  const char body[] = "payload";
+  ASSERT_TRUE(a.SendFrame(FrameHeader{7, 1, 0, 9}, body, 7).ok());
+  FrameHeader h;
+  std::vector<uint8_t> got;
+  ASSERT_TRUE(b.RecvFrame(&h, &got).ok());
+  EXPECT_EQ(h.tag, 9u);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "payload");
+
+  uint8_t huge[kHeaderSize];
+  EncodeHeader(FrameHeader{kMaxBody + 1, 1, 0, 0}, huge);
+  ASSERT_EQ(write(sv[0], huge, sizeof(huge)), static_cast<ssize_t>(sizeof(huge)));
+  Status s = b.RecvFrame(&h, &got);
+  EXPECT_TRUE(s.is_protocol()) << s.ToString();
+  EXPECT_LE(got.capacity(), 64u);  // nothing was allocated for the claimed body
+
+  uint8_t partial[kHeaderSize + 3];
+  EncodeHeader(FrameHeader{100, 1, 0, 0}, partial);
+  std::memcpy(partial + kHeaderSize, "abc", 3);
+  ASSERT_EQ(write(sv[0], partial, sizeof(partial)), static_cast<ssize_t>(sizeof(partial)));
+  a.Shutdown();
+  s = b.RecvFrame(&h, &got);
+  EXPECT_FALSE(s.ok());
+}
+
+}  // namespace
+}  // namespace rgpu::proto
