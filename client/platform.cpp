@@ -21,7 +21,9 @@ constexpr auto kConnectTimeout = std::chrono::milliseconds(1500);
 constexpr auto kRetryAfter = std::chrono::seconds(2);
 
 std::mutex g_devices_mu;
-std::vector<cl_device_id> g_devices;  // GUARDED_BY(g_devices_mu)
+// Root devices live as long as the process (OpenCL never releases them). The list is never
+// destroyed, so it stays valid during exit and leak checkers see the devices as reachable.
+std::vector<cl_device_id>& g_devices = *new std::vector<cl_device_id>;  // GUARDED_BY(g_devices_mu)
 std::chrono::steady_clock::time_point g_last_attempt;  // GUARDED_BY(g_devices_mu)
 bool g_attempted = false;  // GUARDED_BY(g_devices_mu)
 

@@ -19,9 +19,11 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRGPU_FUZZ=ON -DRGPU_SANITIZE=ON -DRGPU_BUILD_LAB=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" >/dev/null
 cmake --build "$build" --target session_fuzz -j "$(nproc)"
+# New inputs go to $build/corpus; tests/fuzz/corpus holds the seeds (a long run's corpus,
+# minimised with -merge=1), so that a short run starts deep in the handlers.
 corpus="$build/corpus"
 mkdir -p "$corpus"
 # -rss_limit_mb: the fake backend bounds buffers at 64 MiB; a session needing more is a finding.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   "$build/tests/fuzz/session_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 \
-  -max_len=8192 -timeout=20 -print_final_stats=1 "$@" "$corpus"
+  -max_len=8192 -timeout=20 -print_final_stats=1 "$@" "$corpus" tests/fuzz/corpus

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The quick start's second command: installs what is missing, builds, and runs every test
-# (unit, integration through a real rgpud and the real ICD loader, CLBlast, pyopencl).
+# (unit, integration through a real rgpud and the real ICD loader, CLBlast, pyopencl, TLS,
+# Prometheus), then the fuzz target and the ASan/UBSan build of the integration tests.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
 build=${RGPU_BUILD:-build}
-cd "$build"
-ctest --output-on-failure -j 2 --timeout 900
+(cd "$build" && ctest --output-on-failure -j 2 --timeout 900)
+# Hostile input (docs/security.md): the libFuzzer target for 60 s, then the integration tests
+# whose clients are our own programs again, built with ASan and UBSan.
+scripts/fuzz.sh "${RGPU_FUZZ_SECONDS:-60}"
+scripts/test_asan.sh

@@ -329,6 +329,12 @@ Result<BkEvent*> FakeBackend::FailedEvent(BkContext* ctx, int32_t code) {
   return H<BkEvent>(e);
 }
 
+int32_t FakeBackend::EventStatus(BkEvent* ev) {
+  Object* e = O(ev, ObjType::Event);
+  std::lock_guard lk(mu_);
+  return e->status;
+}
+
 void FakeBackend::OnComplete(BkEvent* ev, CompletionFn fn) {
   Object* e = O(ev, ObjType::Event);
   int32_t status;

@@ -86,6 +86,7 @@ class FakeBackend : public server::Backend {
   Result<server::BkEvent*> CreateUserEvent(server::BkContext* ctx) override;
   Status SetUserEventStatus(server::BkEvent* e, int32_t status) override;
   Result<server::BkEvent*> FailedEvent(server::BkContext* ctx, int32_t code) override;
+  int32_t EventStatus(server::BkEvent* e) override;
   void OnComplete(server::BkEvent* e, server::CompletionFn fn) override;
   void Retain(proto::ObjType type, void* handle) override;
   void Release(proto::ObjType type, void* handle) override;
