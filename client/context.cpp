@@ -82,15 +82,17 @@ cl_int RetainContext(cl_context c) {
   return CL_SUCCESS;
 }
 
+void SendRelease(Connection& conn, proto::ObjType type, uint64_t id) {
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u8(static_cast<uint8_t>(type));
+  w.u64(id);
+  conn.Send(Op::Release, body);
+}
+
 template <typename T>
 cl_int ReleaseRemote(T* o, proto::ObjType type, Connection& conn, uint64_t id) {
-  if (o->app_refs.fetch_sub(1) == 1) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u8(static_cast<uint8_t>(type));
-    w.u64(id);
-    conn.Send(Op::Release, body);
-  }
+  if (o->app_refs.fetch_sub(1) == 1) SendRelease(conn, type, id);
   Drop(o);
   return CL_SUCCESS;
 }

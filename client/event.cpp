@@ -258,11 +258,7 @@ cl_int RetainEvent(cl_event e) {
 cl_int ReleaseEvent(cl_event e) {
   if (!ValidEvent(e)) return CL_INVALID_EVENT;
   if (e->app_refs.fetch_sub(1) == 1) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u8(static_cast<uint8_t>(proto::ObjType::Event));
-    w.u64(e->id);
-    e->conn().Send(Op::Release, body);
+    SendRelease(e->conn(), proto::ObjType::Event, e->id);
   }
   Drop(e);
   return CL_SUCCESS;

@@ -233,6 +233,8 @@ cl_int WaitEvents(cl_uint n, const cl_event* list);
 // Marks a read's data as landed (or failed) and runs what waited for it.
 void ReadLanded(cl_event e, cl_command_queue q, cl_int status);
 void ContextNotify(cl_context c, const std::string& msg);
+// Tells the server the application let go of an object (its last application reference).
+void SendRelease(Connection& conn, proto::ObjType type, uint64_t id);
 void RegisterConnectionCallbacks(const std::shared_ptr<Connection>& conn);
 
 // Tracks which cl_mem values are ours, so clSetKernelArg can tell a buffer from bytes.

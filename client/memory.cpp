@@ -148,11 +148,7 @@ cl_int RetainMemObject(cl_mem m) {
 cl_int ReleaseMemObject(cl_mem m) {
   if (!ValidMem(m)) return CL_INVALID_MEM_OBJECT;
   if (m->app_refs.fetch_sub(1) == 1) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u8(static_cast<uint8_t>(proto::ObjType::Mem));
-    w.u64(m->id);
-    m->context->conn->Send(Op::Release, body);
+    SendRelease(*m->context->conn, proto::ObjType::Mem, m->id);
     if (!m->parent) m->context->conn->RefundQuota(m->size);
     TrackMem(m, false);
     // Destructor callbacks run in reverse order of registration, once the memory is gone

@@ -136,11 +136,7 @@ cl_int RetainProgram(cl_program p) {
 cl_int ReleaseProgram(cl_program p) {
   if (!ValidProgram(p)) return CL_INVALID_PROGRAM;
   if (p->app_refs.fetch_sub(1) == 1) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u8(static_cast<uint8_t>(proto::ObjType::Program));
-    w.u64(p->id);
-    p->context->conn->Send(Op::Release, body);
+    SendRelease(*p->context->conn, proto::ObjType::Program, p->id);
   }
   Drop(p);
   return CL_SUCCESS;
@@ -347,11 +343,7 @@ cl_int RetainKernel(cl_kernel k) {
 cl_int ReleaseKernel(cl_kernel k) {
   if (!ValidKernel(k)) return CL_INVALID_KERNEL;
   if (k->app_refs.fetch_sub(1) == 1) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u8(static_cast<uint8_t>(proto::ObjType::Kernel));
-    w.u64(k->id);
-    k->program->context->conn->Send(Op::Release, body);
+    SendRelease(*k->program->context->conn, proto::ObjType::Kernel, k->id);
   }
   Drop(k);
   return CL_SUCCESS;

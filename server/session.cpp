@@ -1135,55 +1135,48 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
   std::shared_ptr<LaunchTimes> launch_times;
   Bytes dst;
+  // The buffers a transfer names: the first for every transfer, the second for copies.
+  const bool one_mem = op == Op::WriteBuffer || op == Op::ReadBuffer || op == Op::WriteBufferRect ||
+                       op == Op::ReadBufferRect || op == Op::FillBuffer;
+  const bool two_mems = op == Op::CopyBuffer || op == Op::CopyBufferRect;
+  BkMem* ma = nullptr;
+  BkMem* mb = nullptr;
+  if (one_mem || two_mems) {
+    auto a = mem_of(mem.a);
+    if (!a.ok()) return fail(a.status());
+    ma = *a;
+  }
+  if (two_mems) {
+    auto b = mem_of(mem.b);
+    if (!b.ok()) return fail(b.status());
+    mb = *b;
+  }
+  if (op == Op::ReadBuffer || op == Op::ReadBufferRect) {
+    dst = server_->buffers().Acquire(size);
+    dst->resize(size);
+  }
   switch (op) {
-    case Op::WriteBuffer: {
-      auto m = mem_of(mem.a);
-      if (!m.ok()) return fail(m.status());
-      ev = bk.Write(queue, *m, off_a, blob, waits);
+    case Op::WriteBuffer:
+      ev = bk.Write(queue, ma, off_a, blob, waits);
       break;
-    }
-    case Op::ReadBuffer: {
-      auto m = mem_of(mem.a);
-      if (!m.ok()) return fail(m.status());
-      dst = server_->buffers().Acquire(size);
-      dst->resize(size);
-      ev = bk.Read(queue, *m, off_a, size, dst, waits);
+    case Op::ReadBuffer:
+      ev = bk.Read(queue, ma, off_a, size, dst, waits);
       break;
-    }
-    case Op::CopyBuffer: {
-      auto a = mem_of(mem.a), b = mem_of(mem.b);
-      if (!a.ok()) return fail(a.status());
-      if (!b.ok()) return fail(b.status());
-      ev = bk.Copy(queue, *a, *b, off_a, off_b, size, waits);
+    case Op::CopyBuffer:
+      ev = bk.Copy(queue, ma, mb, off_a, off_b, size, waits);
       break;
-    }
-    case Op::WriteBufferRect: {
-      auto m = mem_of(mem.a);
-      if (!m.ok()) return fail(m.status());
-      ev = bk.WriteRect(queue, *m, ra, blob, waits);
+    case Op::WriteBufferRect:
+      ev = bk.WriteRect(queue, ma, ra, blob, waits);
       break;
-    }
-    case Op::ReadBufferRect: {
-      auto m = mem_of(mem.a);
-      if (!m.ok()) return fail(m.status());
-      dst = server_->buffers().Acquire(size);
-      dst->resize(size);
-      ev = bk.ReadRect(queue, *m, ra, dst, waits);
+    case Op::ReadBufferRect:
+      ev = bk.ReadRect(queue, ma, ra, dst, waits);
       break;
-    }
-    case Op::CopyBufferRect: {
-      auto a = mem_of(mem.a), b = mem_of(mem.b);
-      if (!a.ok()) return fail(a.status());
-      if (!b.ok()) return fail(b.status());
-      ev = bk.CopyRect(queue, *a, *b, ra, rb, waits);
+    case Op::CopyBufferRect:
+      ev = bk.CopyRect(queue, ma, mb, ra, rb, waits);
       break;
-    }
-    case Op::FillBuffer: {
-      auto m = mem_of(mem.a);
-      if (!m.ok()) return fail(m.status());
-      ev = bk.Fill(queue, *m, pattern, off_a, size, waits);
+    case Op::FillBuffer:
+      ev = bk.Fill(queue, ma, pattern, off_a, size, waits);
       break;
-    }
     case Op::NDRangeKernel: {
       auto k = Lookup(kernel_id, ObjType::Kernel);
       if (!k.ok()) return fail(k.status());
