@@ -376,6 +376,18 @@ Status Session::Insert(uint64_t id, Entry e) {
   return Status::Ok();
 }
 
+Status Session::InsertOwned(uint64_t id, Entry e) {
+  void* handle = e.handle;
+  BkKernel* sched_kernel = e.sched_kernel;
+  ObjType type = e.type;
+  Status s = Insert(id, std::move(e));
+  if (!s.ok()) {
+    server_->backend().Release(type, handle);
+    if (sched_kernel) server_->backend().Release(ObjType::Kernel, sched_kernel);
+  }
+  return s;
+}
+
 void Session::ReleaseEntry(uint64_t id, Entry& e) {
   server_->backend().Release(e.type, e.handle);
   if (e.original) server_->backend().Release(ObjType::Program, e.original);
@@ -495,9 +507,7 @@ Status Session::CreateContext(Reader& r) {
   e.type = ObjType::Context;
   e.handle = *ctx;
   e.devices = devs;
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Context, *ctx);
-  return s;
+  return InsertOwned(id, std::move(e));
 }
 
 Status Session::CreateQueue(Reader& r) {
@@ -522,9 +532,7 @@ Status Session::CreateQueue(Reader& r) {
   e.parent = ctx_id;
   e.device = dev;
   e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Queue, *q);
-  return s;
+  return InsertOwned(id, std::move(e));
 }
 
 Result<Bytes> Session::TakeBlob(Reader& r) {
@@ -596,11 +604,8 @@ Status Session::CreateBuffer(Reader& r) {
   e.parent = ctx_id;
   e.size = size;
   e.charged = size;
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) {
-    server_->backend().Release(ObjType::Mem, *m);
-    RefundMemory(size);
-  }
+  Status s = InsertOwned(id, std::move(e));
+  if (!s.ok()) RefundMemory(size);
   return s;
 }
 
@@ -617,9 +622,7 @@ Status Session::CreateSubBuffer(Reader& r) {
   e.handle = *m;
   e.parent = (*parent)->parent;
   e.size = size;
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Mem, *m);
-  return s;
+  return InsertOwned(id, std::move(e));
 }
 
 Status Session::CreateProgramWithSource(Reader& r) {
@@ -635,9 +638,7 @@ Status Session::CreateProgramWithSource(Reader& r) {
   e.handle = *p;
   e.parent = ctx_id;
   e.source = std::string(src);
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Program, *p);
-  return s;
+  return InsertOwned(id, std::move(e));
 }
 
 Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
@@ -664,11 +665,7 @@ Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
   e.type = ObjType::Program;
   e.handle = *p;
   e.parent = ctx_id;
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) {
-    server_->backend().Release(ObjType::Program, *p);
-    return s;
-  }
+  if (Status s = InsertOwned(id, std::move(e)); !s.ok()) return s;
   Reply(h, Status::Ok(), f);
   return Status::Ok();
 }
@@ -801,11 +798,7 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
   std::vector<uint8_t> f;
   Writer w(&f);
   WriteKernels(w, server_->backend().KernelsOf(*p));
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) {
-    server_->backend().Release(ObjType::Program, *p);
-    return s;
-  }
+  if (Status s = InsertOwned(id, std::move(e)); !s.ok()) return s;
   Reply(h, Status::Ok(), f);
   return Status::Ok();
 }
@@ -833,9 +826,7 @@ Status Session::CreateKernel(Reader& r) {
     e.kernel_rewrite = (*p)->rewrite;
     e.slice_info = e.kernel_rewrite->FindKernel(name);
   }
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Kernel, *k);
-  return s;
+  return InsertOwned(id, std::move(e));
 }
 
 Status Session::SetKernelArg(Reader& r) {
@@ -885,9 +876,7 @@ Status Session::CreateUserEvent(Reader& r) {
   e.handle = *ev;
   e.parent = ctx_id;
   e.is_user_event = true;
-  Status s = Insert(id, std::move(e));
-  if (!s.ok()) server_->backend().Release(ObjType::Event, *ev);
-  return s;
+  return InsertOwned(id, std::move(e));
 }
 
 Status Session::SetUserEventStatus(Reader& r) {
@@ -1107,7 +1096,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
           e.type = ObjType::Event;
           e.handle = *ev;
           e.parent = (*q)->parent;
-          if (!Insert(event_id, std::move(e)).ok()) bk.Release(ObjType::Event, *ev);
+          InsertOwned(event_id, std::move(e));
         }
       }
     }
@@ -1282,11 +1271,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     e.handle = *ev;
     e.parent = (*q)->parent;
     e.times = launch_times;
-    Status s = Insert(event_id, std::move(e));
-    if (!s.ok()) {
-      bk.Release(ObjType::Event, *ev);
-      return s;
-    }
+    if (Status s = InsertOwned(event_id, std::move(e)); !s.ok()) return s;
   } else {
     bk.Release(ObjType::Event, *ev);
   }

@@ -161,6 +161,8 @@ class Session {
   // Looks `id` up with the expected type; errors carry the OpenCL code for that type.
   Result<Entry*> Lookup(uint64_t id, proto::ObjType type);
   Status Insert(uint64_t id, Entry e);
+  // Insert for an entry whose backend handles this session owns: released if it fails.
+  Status InsertOwned(uint64_t id, Entry e);
   void ReleaseEntry(uint64_t id, Entry& e);
   void ReleaseAll();
   // Reads the trailing bulk blob of a request: staged PutData bytes plus the frame's tail.
