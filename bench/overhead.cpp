@@ -27,6 +27,7 @@
 
 #include "bench/net.h"
 #include "bench/workloads.h"
+#include "bench/process.h"
 
 #ifndef RGPU_BENCH_COMMIT
 #define RGPU_BENCH_COMMIT "unknown"
@@ -88,42 +89,8 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-// A child process with extra environment; its output goes to `log` (empty: inherit).
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-            const fs::path& log) {
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
-  if (!log.empty()) {
-    FILE* f = std::fopen(log.c_str(), "w");
-    if (f) {
-      dup2(fileno(f), 1);
-      dup2(fileno(f), 2);
-    }
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execv(args[0], args.data());
-  std::perror("execv");
-  _exit(127);
-}
-
-// Waits for `pid` at most `timeout_s`; kills it past that. Returns the exit status or -1.
-int WaitFor(pid_t pid, int timeout_s) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  for (;;) {
-    int st = 0;
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
+using rgpu::bench::Spawn;
+using rgpu::bench::WaitFor;
 
 std::string Markdown(const json& doc);
 

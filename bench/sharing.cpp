@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "bench/workloads.h"
+#include "bench/process.h"
 
 #ifndef RGPU_BENCH_COMMIT
 #define RGPU_BENCH_COMMIT "unknown"
@@ -330,39 +331,8 @@ struct Options {
   bool quick = false;
 };
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& log) {
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
-  if (!log.empty()) {
-    FILE* f = std::fopen(log.c_str(), "a");
-    if (f) {
-      dup2(fileno(f), 1);
-      dup2(fileno(f), 2);
-    }
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
-  std::perror("execvp");
-  _exit(127);
-}
-
-// The exit status, or -1 if it had to be killed after `timeout_s`.
-int WaitFor(pid_t pid, double timeout_s) {
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
-  for (;;) {
-    int st = 0;
-    if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    if (Clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
+using rgpu::bench::Spawn;
+using rgpu::bench::WaitFor;
 
 std::string Run(const std::string& cmd) {
   std::string out;
