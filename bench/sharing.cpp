@@ -10,13 +10,22 @@
 //              weighted  2 tenants with weights 1 and 3
 //   modes      native    one OpenCL process per tenant on the device's own platform
 //                        (the GPU time-slices between their contexts)
-//              mps       the same under a private NVIDIA MPS daemon
+//              cuda      one CUDA process per tenant (rgpu-bench-sharing-cuda, the same
+//                        kernel and grid): the GPU's time-slicing between CUDA contexts
+//              mps       those CUDA processes as clients of a private NVIDIA MPS daemon
+//                        (NVIDIA's OpenCL refuses to run under MPS)
 //              fifo, seed001, fair[:QUANTUM_US]   rgpud with that policy, one rgpu client
-//                        process per tenant, tenants (token, weight, priority) from a config
+//                        process per tenant, tenants (token, weight, priority) from a config;
+//                        rgpud's metrics are scraped around every run to check its accounting
 //
-// Every tenant is this binary again (`--tenant SPEC OUT`), a separate process with its own
-// environment. Tenants set up (context, program, warm-up), report ready, and start together
-// when the orchestrator writes the go file; each runs for --duration seconds.
+// Every tenant is a separate process with its own environment: this binary again
+// (`--tenant SPEC OUT`) or the CUDA tenant, both following bench/sharing_tenant.h. Tenants set
+// up (context, program, warm-up), report ready, and start together when the orchestrator
+// writes the go file; each runs for --duration seconds.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <CL/cl.h>
 #include <signal.h>
 #include <sys/utsname.h>
@@ -41,8 +50,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/workloads.h"
+#include "bench/net.h"
 #include "bench/process.h"
+#include "bench/sharing_tenant.h"
+#include "bench/workloads.h"
 
 #ifndef RGPU_BENCH_COMMIT
 #define RGPU_BENCH_COMMIT "unknown"
@@ -53,6 +64,9 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+using rgpu::bench::sharing::ReadFile;
+using rgpu::bench::sharing::WriteAtomically;
 
 // A dependent FMA chain: compute-bound, no memory traffic to speak of, a run-time length the
 // compiler cannot fold. It uses only get_global_id, so the slicer's rewrite accepts it and
@@ -76,22 +90,9 @@ std::string Now() {
   return buf;
 }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 std::string Tail(const fs::path& p, size_t n) {
   std::string s = ReadFile(p);
   return s.size() > n ? s.substr(s.size() - n) : s;
-}
-
-void WriteAtomically(const fs::path& p, const std::string& text) {
-  fs::path tmp = p.string() + ".tmp";
-  std::ofstream(tmp) << text;
-  fs::rename(tmp, p);
 }
 
 // ---- a tenant process ------------------------------------------------------------------
@@ -167,12 +168,8 @@ struct Spin {
   }
 };
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using rgpu::bench::sharing::MedianOf;
 
-// Iterations that make one launch take about `target_ms` on the device, alone.
 // How long after a kernel ends the driver runs a clSetEventCallback (rgpud learns of every
 // completion that way) compared with clWaitForEvents, for a kernel of `iters`.
 json CallbackLatency(Spin& s, int iters, size_t waves) {
@@ -213,100 +210,35 @@ json CallbackLatency(Spin& s, int iters, size_t waves) {
     clReleaseEvent(ev);
     clFinish(s.q);
   }
-  return {{"callback_ms", Median(cb_ms)}, {"wait_ms", Median(wait_ms)}};
+  return {{"callback_ms", MedianOf(cb_ms)}, {"wait_ms", MedianOf(wait_ms)}};
 }
 
 json Calibrate(const json& spec) {
   Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), true);
   json out;
-  for (const char* role : {"lc", "be"}) {
-    const size_t waves = spec.at(std::string(role) + "_waves");
-    auto device_ms = [&](int iters, int reps) {
-      std::vector<double> v;
-      for (int i = 0; i < reps; ++i) {
-        double d = 0;
-        s.Run(iters, &d, waves);
-        v.push_back(d);
-      }
-      return Median(v);
+  for (const std::string role : {"lc", "be"}) {
+    const size_t waves = spec.at(role + "_waves");
+    auto device_ms = [&](int iters) {
+      double d = 0;
+      s.Run(iters, &d, waves);
+      return d;
     };
-    device_ms(100, 3);  // first launches pay for the driver's setup
-    // Time is affine in iters (launch cost + per-iteration cost): two points give both.
-    int lo = spec.at("probe_iters"), hi = lo * 4;
-    double t_lo = device_ms(lo, 5), t_hi = device_ms(hi, 5);
-    double per_iter = std::max((t_hi - t_lo) / (hi - lo), 1e-9), fixed = std::max(t_lo - per_iter * lo, 0.0);
-    double target = spec.at(std::string(role) + "_target_ms");
-    int iters = std::max(1, static_cast<int>(std::lround((target - fixed) / per_iter)));
-    // One correction from a measurement at the chosen length.
-    double got = device_ms(iters, 5);
-    iters = std::max(1, static_cast<int>(std::lround(iters * target / std::max(got, 1e-6))));
-    out[std::string(role) + "_iters"] = iters;
-    out[std::string(role) + "_device_ms"] = device_ms(iters, 5);
-    out[std::string(role) + "_completion"] = CallbackLatency(s, iters, waves);
+    json r = rgpu::bench::sharing::CalibrateIters(device_ms, spec.at("probe_iters"), spec.at(role + "_target_ms"));
+    out[role + "_iters"] = r["iters"];
+    out[role + "_device_ms"] = r["device_ms"];
+    out[role + "_completion"] = CallbackLatency(s, r["iters"], waves);
   }
   return out;
 }
 
-json RunTenant(const json& spec) {
-  const std::string role = spec.at("role");
+json HandleTenant(const json& spec) {
+  const std::string kind = spec.value("kind", "");
+  if (kind == "probe") return rgpu::bench::RunWorker(spec);
+  if (kind == "calibrate") return Calibrate(spec);
   Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), false);
   const int iters = spec.at("iters");
   const size_t waves = spec.value("waves", 1);
-  for (int i = 0; i < 3; ++i) s.Run(iters, nullptr, waves);  // warm-up: first launches, rgpud's first slices
-  WriteAtomically(spec.at("ready_file").get<std::string>(), "ready\n");
-  const fs::path go = spec.at("go_file").get<std::string>();
-  for (auto give_up = Clock::now() + std::chrono::seconds(120); !fs::exists(go);) {
-    if (Clock::now() > give_up) throw std::runtime_error("no go signal");
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  const auto t0 = Clock::now();
-  const auto until = t0 + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(spec.at("duration_s").get<double>()));
-  json out{{"role", role}};
-  std::vector<double> ms;
-  if (role == "lc") {
-    // Open loop at a fixed rate: request i is due at t0 + i * period. A request that is late
-    // (the previous one took longer than a period) goes at once; its latency counts from its
-    // own submission, and the lateness is counted.
-    const auto period = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double, std::milli>(spec.at("period_ms").get<double>()));
-    auto due = t0;
-    int late = 0;
-    while (due < until) {
-      std::this_thread::sleep_until(due);
-      ms.push_back(s.Run(iters, nullptr, waves));
-      due += period;
-      if (due < Clock::now()) {
-        ++late;
-        due = Clock::now();
-      }
-    }
-    out["late"] = late;
-  } else {
-    while (Clock::now() < until) ms.push_back(s.Run(iters, nullptr, waves));
-  }
-  const double elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::vector<double> us;
-  for (double m : ms) us.push_back(m * 1e3);
-  out["kernels"] = ms.size();
-  out["elapsed_s"] = elapsed_s;
-  out["kernels_per_s"] = ms.size() / elapsed_s;
-  out["latency_us"] = rgpu::bench::Summarise(us);
-  return out;
-}
-
-int TenantMain(const std::string& spec_path, const std::string& out_path) {
-  json out;
-  try {
-    json spec = json::parse(ReadFile(spec_path));
-    if (spec.value("kind", "") == "probe") out = rgpu::bench::RunWorker(spec);
-    else if (spec.value("kind", "") == "calibrate") out = Calibrate(spec);
-    else out = RunTenant(spec);
-  } catch (const std::exception& e) {
-    out["error"] = e.what();
-  }
-  WriteAtomically(out_path, out.dump() + "\n");
-  return out.contains("error") ? 1 : 0;
+  return rgpu::bench::sharing::RunTenant(spec, [&] { return s.Run(iters, nullptr, waves); });
 }
 
 // ---- the orchestrator ------------------------------------------------------------------
@@ -316,7 +248,8 @@ struct Options {
   std::string build;
   std::string vendors = "/etc/OpenCL/vendors";
   std::string platform;
-  std::vector<std::string> modes{"native", "mps", "fifo", "seed001", "fair"};
+  std::string cuda_tenant;  // rgpu-bench-sharing-cuda; default: beside this binary
+  std::vector<std::string> modes{"native", "cuda", "mps", "fifo", "seed001", "fair"};
   std::vector<std::string> scenarios{"lc_solo", "be_solo", "lc_be", "equal2", "equal4", "weighted"};
   double duration_s = 10;
   double lc_target_ms = 0.5, be_target_ms = 25, lc_period_ms = 3;
@@ -345,6 +278,56 @@ std::string Run(const std::string& cmd) {
   return out;
 }
 
+// ---- rgpud's accounting ------------------------------------------------------------------
+
+// A loopback TCP port nobody listens on now (the kernel's choice), for rgpud's metrics.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  if (port == 0) throw std::runtime_error("no free TCP port for rgpud's metrics");
+  return port;
+}
+
+// Every tenant's rgpu_device_busy_seconds_total, from one scrape of rgpud's Prometheus
+// endpoint on 127.0.0.1:port (a plain HTTP GET: the GPU image has no curl).
+std::map<std::string, double> DeviceSeconds(int port) {
+  const std::string where = "metrics at 127.0.0.1:" + std::to_string(port);
+  int fd = rgpu::bench::ConnectTo("127.0.0.1:" + std::to_string(port));
+  if (fd < 0) throw std::runtime_error(where + ": no connection");
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  // HTTP/1.0: the answer is not chunked and ends when the server closes the connection.
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  std::string text;
+  if (rgpu::bench::SendAll(fd, request.data(), request.size())) {
+    char buf[8192];
+    for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) text.append(buf, n);
+  }
+  close(fd);
+  if (text.rfind("HTTP/1.", 0) != 0 || text.substr(0, text.find('\r')).find(" 200") == std::string::npos)
+    throw std::runtime_error(where + ": answered '" + text.substr(0, 120) + "'");
+  // Lines like: rgpu_device_busy_seconds_total{tenant="lc"} 0.0123
+  const std::string metric = "rgpu_device_busy_seconds_total{tenant=\"";
+  std::map<std::string, double> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(metric, 0) != 0) continue;
+    size_t close_quote = line.find("\"}", metric.size());
+    if (close_quote == std::string::npos) continue;
+    out[line.substr(metric.size(), close_quote - metric.size())] = std::stod(line.substr(close_quote + 2));
+  }
+  if (out.empty()) throw std::runtime_error(where + ": no rgpu_device_busy_seconds_total");
+  return out;
+}
+
 // A tenant of a scenario: its name is also its tenant id in rgpud's config.
 struct TenantSpec {
   std::string name, role;  // role "lc" or "be"
@@ -363,9 +346,12 @@ std::vector<TenantSpec> TenantsOf(const std::string& scenario) {
 
 // Where the tenants of a mode run, and how.
 struct ModeEnv {
+  std::string tenant;               // the tenant program: this binary or the CUDA tenant
+  int lc_iters = 0, be_iters = 0;   // that program's calibration
   std::string platform;             // what the tenant looks for
   std::vector<std::string> env;     // for every tenant
   bool tokens = false;              // RGPU_TOKEN=tok-<tenant>
+  int metrics_port = 0;             // rgpud's Prometheus endpoint on 127.0.0.1, if any
   std::vector<pid_t> daemons;
   std::function<void(json& describe)> stop;  // ends the mode; may add to `describe`
   json describe;
@@ -378,16 +364,22 @@ class Bench {
 
  private:
   void PrepareVendors();
-  json Child(const std::string& label, const json& spec, const std::vector<std::string>& env);
+  json Child(const std::string& label, const json& spec, const std::vector<std::string>& env,
+             const std::string& program = "");
+  void CalibrateCuda(json& doc);
   ModeEnv StartMode(const std::string& mode);
   json RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me);
   std::string WriteConfig();
+  void Account(json& result, const std::map<std::string, double>& before, int port);
 
   Options opt_;
   std::string self_;
   fs::path tmp_, native_vendors_, rgpu_vendors_, config_;
   std::string device_platform_;
   int lc_iters_ = 0, be_iters_ = 0;
+  double lc_device_ms_ = 0, be_device_ms_ = 0;  // the OpenCL kernels alone (what rgpud runs)
+  int cuda_lc_iters_ = 0, cuda_be_iters_ = 0;
+  std::string cuda_error_;                      // why the cuda and mps modes cannot run
 };
 
 void Bench::PrepareVendors() {
@@ -405,15 +397,45 @@ void Bench::PrepareVendors() {
       << fs::canonical(fs::path(opt_.build) / "client" / "librgpu-icd.so").string() << "\n";
 }
 
-json Bench::Child(const std::string& label, const json& spec, const std::vector<std::string>& env) {
+json Bench::Child(const std::string& label, const json& spec, const std::vector<std::string>& env,
+                  const std::string& program) {
   fs::path in = tmp_ / (label + ".spec.json"), out = tmp_ / (label + ".out.json");
   std::ofstream(in) << spec.dump();
-  pid_t pid = Spawn({self_, "--tenant", in.string(), out.string()}, env, tmp_ / (label + ".log"));
+  pid_t pid = Spawn({program.empty() ? self_ : program, "--tenant", in.string(), out.string()}, env,
+                    tmp_ / (label + ".log"));
   int rc = WaitFor(pid, opt_.timeout_s);
   json r = fs::exists(out) ? json::parse(ReadFile(out), nullptr, false) : json::object();
   if (rc != 0 && !r.contains("error"))
     r["error"] = (rc < 0 ? "killed (timeout)" : "exit " + std::to_string(rc)) + ": " + Tail(tmp_ / (label + ".log"), 400);
   return r;
+}
+
+// The CUDA tenant's own iteration counts for the same device-time targets (outside MPS, like
+// the OpenCL calibration). CUDA's compiler need not make the same loop of the same source, so
+// reusing the OpenCL counts could run a different kernel length; the time those counts take
+// in CUDA is recorded beside, to show how far apart the two are.
+void Bench::CalibrateCuda(json& doc) {
+  if (!fs::exists(opt_.cuda_tenant)) {
+    cuda_error_ = "no CUDA tenant at " + opt_.cuda_tenant + " (this build found no nvcc)";
+    return;
+  }
+  std::fprintf(stderr, "[%s] calibrating the CUDA tenant ...\n", Now().c_str());
+  json cal = Child("calibrate-cuda",
+                   {{"kind", "calibrate"}, {"groups", opt_.groups}, {"local", opt_.local},
+                    {"probe_iters", opt_.quick ? 500 : 5000}, {"lc_waves", 1}, {"be_waves", opt_.be_waves},
+                    {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
+                    {"opencl_lc_iters", lc_iters_}, {"opencl_be_iters", be_iters_}},
+                   {}, opt_.cuda_tenant);
+  if (cal.contains("error")) {
+    cuda_error_ = "CUDA calibration: " + cal["error"].get<std::string>();
+    doc["calibration_cuda"] = cal;
+    return;
+  }
+  cuda_lc_iters_ = cal["lc_iters"];
+  cuda_be_iters_ = cal["be_iters"];
+  doc["calibration_cuda"] = cal;
+  std::fprintf(stderr, "[%s] CUDA: LC %d iterations = %.3f ms, BE %d iterations = %.3f ms\n", Now().c_str(),
+               cuda_lc_iters_, cal["lc_device_ms"].get<double>(), cuda_be_iters_, cal["be_device_ms"].get<double>());
 }
 
 // Every tenant any scenario names, with the priority and weight of its role.
@@ -436,11 +458,21 @@ std::string Bench::WriteConfig() {
 ModeEnv Bench::StartMode(const std::string& mode) {
   ModeEnv me;
   me.describe["mode"] = mode;
+  me.tenant = self_;
+  me.lc_iters = lc_iters_;
+  me.be_iters = be_iters_;
   if (mode == "native") {
     me.platform = device_platform_;
     me.env = {"OCL_ICD_VENDORS=" + native_vendors_.string()};
     return me;
   }
+  if (mode == "cuda" || mode == "mps") {
+    if (!cuda_error_.empty()) throw std::runtime_error(cuda_error_);
+    me.tenant = opt_.cuda_tenant;
+    me.lc_iters = cuda_lc_iters_;
+    me.be_iters = cuda_be_iters_;
+  }
+  if (mode == "cuda") return me;
   if (mode == "mps") {
     // A private MPS control daemon: its own pipe and log directories, given to every tenant.
     // The GPU's compute mode and every other setting stay as they are.
@@ -451,9 +483,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
                                  "CUDA_MPS_LOG_DIRECTORY=" + (root / "log").string()};
     int rc = WaitFor(Spawn({"nvidia-cuda-mps-control", "-d"}, env, tmp_ / "mps-start.log"), 30);
     if (rc != 0) throw std::runtime_error("nvidia-cuda-mps-control -d failed: " + Tail(tmp_ / "mps-start.log", 400));
-    me.platform = device_platform_;
     me.env = env;
-    me.env.push_back("OCL_ICD_VENDORS=" + native_vendors_.string());
     me.describe["mps_pipe_directory"] = (root / "pipe").string();
     me.stop = [env, root](json& describe) {
       std::string prefix;
@@ -478,10 +508,12 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   std::string tag = policy + "-" + quantum.substr(0, quantum.find('.'));  // one daemon per mode
   fs::path sock = tmp_ / ("rgpud-" + tag + ".sock");
   fs::path log = tmp_ / ("rgpud-" + tag + ".log");
+  const int metrics_port = FreePort();
   std::vector<std::string> argv{(fs::path(opt_.build) / "server" / "rgpud").string(),
                                 "--listen", "unix:" + sock.string(), "--config", config_.string(),
                                 "--platform", device_platform_, "--policy", policy,
                                 "--alpha", std::to_string(opt_.alpha), "--quantum-us", quantum,
+                                "--metrics", "127.0.0.1:" + std::to_string(metrics_port),
                                 "--log-level", "warn"};
   // rgpud holds the device as one ordinary process: no MPS variables reach it.
   pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
@@ -489,6 +521,21 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     if (waitpid(pid, nullptr, WNOHANG) == pid || i > 600)
       throw std::runtime_error("rgpud did not start: " + Tail(log, 600));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // rgpud serves its metrics just after it binds the socket.
+  for (auto give_up = Clock::now() + std::chrono::seconds(5);;) {
+    try {
+      DeviceSeconds(metrics_port);
+      me.metrics_port = metrics_port;
+      break;
+    } catch (const std::exception& e) {
+      if (Clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      me.describe["metrics_error"] = e.what();  // the runs go on, without accounting
+      break;
+    }
   }
   me.platform = "rgpu";
   me.env = {"OCL_ICD_VENDORS=" + rgpu_vendors_.string(), "RGPU_SERVER=unix:" + sock.string()};
@@ -498,6 +545,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   me.describe["policy"] = policy;
   me.describe["log"] = log.string();
   me.describe["quantum_us"] = std::stod(quantum);
+  me.describe["metrics"] = "127.0.0.1:" + std::to_string(metrics_port);
   return me;
 }
 
@@ -515,9 +563,20 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     fs::path ready, out, log;
   };
   std::vector<Proc> procs;
+  json result{{"mode", mode}, {"scenario", scenario}, {"tenants", json::array()}};
+  // rgpud's device time per tenant before anyone starts (warm-up launches included, since
+  // the tenants report them too).
+  std::map<std::string, double> busy_before;
+  if (me.metrics_port) {
+    try {
+      busy_before = DeviceSeconds(me.metrics_port);
+    } catch (const std::exception& e) {
+      result["accounting_error"] = e.what();
+    }
+  }
   for (const auto& t : TenantsOf(scenario)) {
     json spec{{"platform", me.platform}, {"role", t.role}, {"groups", opt_.groups}, {"local", opt_.local},
-              {"iters", t.role == "lc" ? lc_iters_ : be_iters_}, {"period_ms", opt_.lc_period_ms},
+              {"iters", t.role == "lc" ? me.lc_iters : me.be_iters}, {"period_ms", opt_.lc_period_ms},
               {"waves", t.role == "lc" ? size_t{1} : opt_.be_waves},
               {"duration_s", opt_.duration_s}, {"ready_file", (dir / (t.name + ".ready")).string()},
               {"go_file", go.string()}};
@@ -525,10 +584,9 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     std::ofstream(dir / (t.name + ".spec.json")) << spec.dump();
     std::vector<std::string> env = me.env;
     if (me.tokens) env.push_back("RGPU_TOKEN=tok-" + t.name);
-    p.pid = Spawn({self_, "--tenant", (dir / (t.name + ".spec.json")).string(), p.out.string()}, env, p.log);
+    p.pid = Spawn({me.tenant, "--tenant", (dir / (t.name + ".spec.json")).string(), p.out.string()}, env, p.log);
     procs.push_back(p);
   }
-  json result{{"mode", mode}, {"scenario", scenario}, {"tenants", json::array()}};
   // Everyone set up, then everyone starts at once.
   std::string error;
   for (auto deadline = Clock::now() + std::chrono::seconds(opt_.timeout_s);;) {
@@ -560,11 +618,38 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     r["priority"] = p.t.role == "lc" ? "latency-critical" : "best-effort";
     result["tenants"].push_back(r);
   }
+  if (me.metrics_port && !busy_before.empty()) Account(result, busy_before, me.metrics_port);
   if (!error.empty()) result["error"] = error;
   result["wall_s"] = std::chrono::duration<double>(Clock::now() - t_start).count();
   std::fprintf(stderr, " %s in %.1f s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
                result["wall_s"].get<double>());
   return result;
+}
+
+// What rgpud accounted to each tenant over a run (the rise of its device-time counter), against
+// what the tenant ran: its kernels, warm-up included, times the kernel's device time alone
+// (the native calibration).
+void Bench::Account(json& result, const std::map<std::string, double>& before, int port) {
+  // The tenants waited for their last kernels, but rgpud collects direct launches every 20 ms
+  // (or 256 launches): let it catch up.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::map<std::string, double> after;
+  try {
+    after = DeviceSeconds(port);
+  } catch (const std::exception& e) {
+    result["accounting_error"] = e.what();
+    return;
+  }
+  for (auto& t : result["tenants"]) {
+    if (t.contains("error") || !t.contains("kernels")) continue;
+    const std::string name = t["tenant"];
+    const double kernel_ms = t["role"] == "lc" ? lc_device_ms_ : be_device_ms_;
+    const double launches = t["kernels"].get<double>() + t.value("warmup_kernels", 0);
+    const double expected = launches * kernel_ms / 1e3;
+    const double accounted = (after.count(name) ? after[name] : 0) - (before.count(name) ? before.at(name) : 0);
+    t["accounting"] = {{"accounted_s", accounted}, {"expected_s", expected},
+                       {"ratio", expected > 0 ? accounted / expected : NAN}};
+  }
 }
 
 json Host() {
@@ -620,9 +705,14 @@ int Bench::Main() {
   if (cal.contains("error")) throw std::runtime_error("calibration: " + cal["error"].get<std::string>());
   lc_iters_ = cal["lc_iters"];
   be_iters_ = cal["be_iters"];
+  lc_device_ms_ = cal["lc_device_ms"];
+  be_device_ms_ = cal["be_device_ms"];
   doc["calibration"] = cal;
   std::fprintf(stderr, "[%s] LC %d iterations = %.3f ms, BE %d iterations = %.3f ms\n", Now().c_str(), lc_iters_,
-               cal["lc_device_ms"].get<double>(), be_iters_, cal["be_device_ms"].get<double>());
+               lc_device_ms_, be_iters_, be_device_ms_);
+  if (std::find_if(opt_.modes.begin(), opt_.modes.end(), [](const std::string& m) { return m == "cuda" || m == "mps"; }) !=
+      opt_.modes.end())
+    CalibrateCuda(doc);
   doc["options"] = {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
                     {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
                     {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
@@ -715,6 +805,9 @@ double Jain(const json* run) {
   return n ? s * s / (n * s2) : NAN;
 }
 
+// fifo, seed001, fair[:Q]: tenants reach the device through rgpud, which accounts their time.
+bool ThroughRgpud(const std::string& mode) { return mode != "native" && mode != "cuda" && mode != "mps"; }
+
 struct ModeFigures {
   double lc_solo_p50, lc_solo_p99, lc_p50_x, lc_p99_x, be_solo, be_x, jain2, jain4, share_w3, share_err,
       alone_vs_fifo;
@@ -738,12 +831,58 @@ ModeFigures Figures(const json& doc, const std::string& mode) {
   f.share_w3 = w3 / (w1 + w3);
   f.share_err = std::fabs(f.share_w3 - 0.75);
   // One tenant alone: its long-kernel throughput against the same under rgpud's fifo.
-  bool rgpu_mode = mode != "native" && mode != "mps";
-  f.alone_vs_fifo = rgpu_mode ? Rate(FindTenant(FindRun(doc, "fifo", "be_solo"), "be")) / f.be_solo - 1 : NAN;
+  f.alone_vs_fifo = ThroughRgpud(mode) ? Rate(FindTenant(FindRun(doc, "fifo", "be_solo"), "be")) / f.be_solo - 1 : NAN;
   return f;
 }
 
 std::string Verdict(double v, bool ok) { return std::isnan(v) ? "–" : ok ? "met" : "**missed**"; }
+
+// Accounted / expected device time per tenant of each scenario, one column per rgpu mode.
+std::string AccountingMarkdown(const json& doc) {
+  std::vector<std::string> modes;
+  for (const auto& m : doc["options"]["modes"])
+    if (ThroughRgpud(m)) modes.push_back(m);
+  std::ostringstream md;
+  md << "## Accounting (rgpud's device time per tenant against its kernels' solo cost)\n\n";
+  if (modes.empty()) return md.str() + "No rgpu mode in this run.\n\n";
+  md << "| scenario | tenant |";
+  for (const auto& m : modes) md << " " << m << " |";
+  md << "\n|---|---|";
+  for (size_t i = 0; i < modes.size(); ++i) md << "---:|";
+  md << "\n";
+  auto ratio = [](const json* t) {
+    return t && t->contains("accounting") && (*t)["accounting"]["ratio"].is_number()
+               ? (*t)["accounting"]["ratio"].get<double>()
+               : NAN;
+  };
+  std::map<std::string, std::pair<double, double>> totals;  // mode: accounted, expected
+  for (const auto& sc : doc["options"]["scenarios"]) {
+    for (const auto& t : TenantsOf(sc)) {
+      md << "| " << sc.get<std::string>() << " | " << t.name << " |";
+      for (const auto& m : modes) {
+        const json* tj = FindTenant(FindRun(doc, m, sc), t.name);
+        md << " " << Fmt(ratio(tj), 3) << " |";
+        if (!std::isnan(ratio(tj))) {
+          totals[m].first += (*tj)["accounting"]["accounted_s"].get<double>();
+          totals[m].second += (*tj)["accounting"]["expected_s"].get<double>();
+        }
+      }
+      md << "\n";
+    }
+  }
+  md << "| all | all |";
+  for (const auto& m : modes)
+    md << " " << (totals[m].second > 0 ? Fmt(totals[m].first / totals[m].second, 3) : "–") << " |";
+  const json& cal = doc["calibration"];
+  md << "\n\nEach cell: device seconds rgpud accounted to the tenant (the rise of "
+        "`rgpu_device_busy_seconds_total{tenant=...}`, scraped before the tenants start and 100 ms after the last "
+        "one exits) divided by what the tenant ran (its kernels, warm-up included, times the kernel's device time "
+        "alone: LC "
+     << Fmt(cal["lc_device_ms"].get<double>(), 3) << " ms, BE " << Fmt(cal["be_device_ms"].get<double>(), 3)
+     << " ms, from the native calibration's profiling events). 1.000 is exact; above it, rgpud charged more than "
+        "the kernels take alone. \"all\": the sums of both over the mode's runs.\n\n";
+  return md.str();
+}
 
 std::string Markdown(const json& doc) {
   std::ostringstream md;
@@ -768,6 +907,24 @@ std::string Markdown(const json& doc) {
        << " ms, clSetEventCallback " << Fmt(cal["lc_completion"]["callback_ms"].get<double>(), 3)
        << " ms; BE kernel: " << Fmt(cal["be_completion"]["wait_ms"].get<double>(), 3) << " ms, "
        << Fmt(cal["be_completion"]["callback_ms"].get<double>(), 3) << " ms (enqueue to wake-up, median) |\n";
+  if (doc.contains("calibration_cuda")) {
+    const json& cc = doc["calibration_cuda"];
+    md << "| kernels (cuda, mps) | ";
+    if (cc.contains("error")) {
+      md << "CUDA tenant failed: " << cc["error"].get<std::string>().substr(0, 200) << " |\n";
+    } else {
+      const json& cd = cc["device"];
+      auto at_opencl = [&](const char* role) {
+        std::string key = std::string(role) + "_device_ms_at_opencl_iters";
+        return cc.contains(key) ? Fmt(cc[key].get<double>(), 3) : std::string("–");
+      };
+      md << "the same chain and grids in CUDA, calibrated with CUDA events: LC " << cc["lc_iters"] << " iterations = "
+         << Fmt(cc["lc_device_ms"].get<double>(), 3) << " ms, BE " << cc["be_iters"] << " iterations = "
+         << Fmt(cc["be_device_ms"].get<double>(), 1) << " ms (the OpenCL counts take " << at_opencl("lc") << " / "
+         << at_opencl("be") << " ms in CUDA); " << cd["name"].get<std::string>() << ", CUDA driver "
+         << cd["cuda_driver"].get<std::string>() << ", runtime " << cd["cuda_runtime"].get<std::string>() << " |\n";
+    }
+  }
   md << "| options | " << (o["quick"].get<bool>() ? "--quick, " : "") << Fmt(o["duration_s"].get<double>(), 1)
      << " s per run; seed001 alpha " << Fmt(o["alpha"].get<double>(), 1) << "; fair quantum "
      << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one) |\n\n";
@@ -786,7 +943,8 @@ std::string Markdown(const json& doc) {
        << with(100 * f.share_w3, 1, "%") << " | " << with(100 * f.share_err, 1, " pts") << " | "
        << with(100 * f.alone_vs_fifo, 1, "%") << " |\n";
   }
-  md << "\nRatios divide by the same mode's solo run (rgpu modes include rgpu's round trip in both). "
+  md << "\nRatios divide by the same mode's solo run (rgpu modes include rgpu's round trip in both; cuda and mps "
+        "run CUDA tenants, native and the rgpu modes OpenCL ones). "
         "Share error: |share of the weight-3 tenant - 75%|, in percentage points of device throughput. "
         "\"alone\": one best-effort tenant's kernels/s under that policy against fifo's, both through rgpud.\n\n";
 
@@ -825,19 +983,26 @@ std::string Markdown(const json& doc) {
   }
   md << "\n";
 
-  md << "## Per tenant\n\n| mode | scenario | tenant | kernels | kernels/s | latency p50 ms | p99 ms | late |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|\n";
+  md << AccountingMarkdown(doc);
+
+  md << "## Per tenant\n\n| mode | scenario | tenant | kernels | kernels/s | latency p50 ms | p99 ms | late | "
+        "rgpud device s: accounted / expected |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : doc["runs"]) {
     for (const auto& t : r["tenants"]) {
       md << "| " << r["mode"].get<std::string>() << " | " << r["scenario"].get<std::string>() << " | "
          << t.value("tenant", "?") << " | ";
       if (t.contains("error")) {
-        md << "failed: " << t["error"].get<std::string>().substr(0, 120) << " | | | | |\n";
+        md << "failed: " << t["error"].get<std::string>().substr(0, 120) << " | | | | | |\n";
         continue;
       }
       md << t.value("kernels", 0) << " | " << Fmt(Rate(&t), 1) << " | " << Fmt(LatencyMs(&t, "p50"), 3) << " | "
          << Fmt(LatencyMs(&t, "p99"), 3) << " | " << (t.contains("late") ? std::to_string(t["late"].get<int>()) : "")
-         << " |\n";
+         << " | ";
+      if (t.contains("accounting"))
+        md << Fmt(t["accounting"]["accounted_s"].get<double>(), 4) << " / "
+           << Fmt(t["accounting"]["expected_s"].get<double>(), 4);
+      md << " |\n";
     }
   }
   md << "\n";
@@ -853,7 +1018,8 @@ std::string Markdown(const json& doc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::string(argv[1]) == "--tenant") return TenantMain(argv[2], argv[3]);
+  if (argc == 4 && std::string(argv[1]) == "--tenant")
+    return rgpu::bench::sharing::TenantProcess(argv[2], argv[3], HandleTenant);
   if (argc == 3 && std::string(argv[1]) == "--report") {
     std::cout << Markdown(json::parse(ReadFile(argv[2])));
     return 0;
@@ -866,7 +1032,8 @@ int main(int argc, char** argv) {
   app.add_option("--build", o.build, "rgpu build tree (server/rgpud, client/librgpu-icd.so); default: this binary's");
   app.add_option("--vendors", o.vendors, "Directory of the system's OpenCL .icd files")->capture_default_str();
   app.add_option("--platform", o.platform, "Platform to share (name substring; default: the first GPU)");
-  app.add_option("--modes", o.modes, "native, mps, fifo, seed001, fair or fair:QUANTUM_US")->delimiter(',')->capture_default_str();
+  app.add_option("--modes", o.modes, "native, cuda, mps, fifo, seed001, fair or fair:QUANTUM_US")->delimiter(',')->capture_default_str();
+  app.add_option("--cuda-tenant", o.cuda_tenant, "The CUDA tenant of modes cuda and mps; default: rgpu-bench-sharing-cuda beside this binary");
   app.add_option("--scenarios", o.scenarios, "lc_solo, be_solo, lc_be, equal2, equal4, weighted")->delimiter(',')->capture_default_str();
   auto* dur = app.add_option("--duration", o.duration_s, "Seconds each run measures")->capture_default_str();
   auto* lct = app.add_option("--lc-ms", o.lc_target_ms, "Device time of one latency-critical kernel alone")->capture_default_str();
@@ -879,11 +1046,11 @@ int main(int argc, char** argv) {
   app.add_option("--alpha", o.alpha, "rgpud seed001: slices per active tenant")->capture_default_str();
   app.add_option("--quantum-us", o.quantum_us, "rgpud fair: slice length")->capture_default_str();
   app.add_option("--timeout", o.timeout_s, "Seconds a tenant may take to set up (and to finish past its run)")->capture_default_str();
-  app.add_flag("--quick", o.quick, "Smoke run (PoCL in CI): short runs, small kernels, no MPS");
+  app.add_flag("--quick", o.quick, "Smoke run (PoCL in CI): short runs, small kernels, no CUDA or MPS");
   CLI11_PARSE(app, argc, argv);
   if (o.quick) {
-    auto has_mps = [&] { return std::find(o.modes.begin(), o.modes.end(), "mps") != o.modes.end(); };
-    if (has_mps() && !app.get_option("--modes")->count()) o.modes.erase(std::find(o.modes.begin(), o.modes.end(), "mps"));
+    if (!app.get_option("--modes")->count())
+      std::erase_if(o.modes, [](const std::string& m) { return m == "cuda" || m == "mps"; });
     if (!dur->count()) o.duration_s = 0.4;
     if (!lct->count()) o.lc_target_ms = 1;
     if (!bet->count()) o.be_target_ms = 5;
@@ -895,6 +1062,7 @@ int main(int argc, char** argv) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return 2;
   if (o.build.empty()) o.build = fs::path(self).parent_path().parent_path().string();
+  if (o.cuda_tenant.empty()) o.cuda_tenant = (fs::path(self).parent_path() / "rgpu-bench-sharing-cuda").string();
   try {
     return Bench(o, self).Main();
   } catch (const std::exception& e) {

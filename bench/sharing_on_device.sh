@@ -4,8 +4,10 @@
 #
 #   bench/sharing_on_device.sh CARRIED_BUILD OUTDIR [rgpu-bench-sharing options...]
 #
-# CARRIED_BUILD holds bench/, server/, client/ like a build tree, plus lib/ with the shared
-# libraries the target lacks (and the ocl-icd loader, which honours OCL_ICD_VENDORS).
+# CARRIED_BUILD holds bench/ (rgpu-bench-sharing and, for modes cuda and mps, the CUDA tenant
+# rgpu-bench-sharing-cuda), server/, client/ like a build tree, plus lib/ with the shared
+# libraries the target lacks (and the ocl-icd loader, which honours OCL_ICD_VENDORS; NVIDIA's
+# libOpenCL on the image ignores it).
 set -uo pipefail
 build=$(cd "$1" && pwd)
 out=$2
@@ -19,6 +21,7 @@ vendors=/etc/OpenCL/vendors
   nvidia-smi --query-compute-apps=pid,name --format=csv
   ls -l /etc/OpenCL/vendors && head -n 5 /etc/OpenCL/vendors/*.icd
   command -v nvidia-cuda-mps-control
+  ldd "$build/bench/rgpu-bench-sharing-cuda"
   nproc
 } >"$out/device-log.txt" 2>&1
 # Where the image has NVIDIA's OpenCL library but no vendors file for it, write one.
