@@ -19,12 +19,6 @@ using proto::Reader;
 using proto::Writer;
 
 namespace {
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // Beyond this much buffered, an asynchronous request writes out itself instead of waiting
 // for the flusher, which bounds the client's memory when it enqueues faster than we send.
 constexpr size_t kFlushThreshold = 256 * 1024;
@@ -138,10 +132,10 @@ Status Connection::Handshake(const std::string& token) {
 }
 
 void Connection::AppendFrame(Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
-                             size_t tail_len) {
+                             size_t tail_len, uint16_t flags) {
   uint8_t hdr[proto::kHeaderSize];
   proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(n + tail_len), static_cast<uint16_t>(op),
-                                  0, tag},
+                                  flags, tag},
                       hdr);
   out_.insert(out_.end(), hdr, hdr + proto::kHeaderSize);
   out_.insert(out_.end(), body, body + n);
@@ -270,11 +264,7 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
     }
     s = WriteOut();
   }
-  // Most answers come back within tens of microseconds: look for a while before sleeping,
-  // which spares the wake-up of this thread from the receiver's notify.
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-       !p->done.load(std::memory_order_acquire) && alive_ && std::chrono::steady_clock::now() < until;)
-    CpuRelax();
+  SpinBriefly([&] { return p->done.load(std::memory_order_acquire) || !alive_; });
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return p->done.load() || !alive_; });
   pending_.erase(tag);
@@ -286,7 +276,7 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
 }
 
 Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
-                             std::shared_ptr<ReadSink> sink) {
+                             std::shared_ptr<ReadSink> sink, bool blocking) {
   auto p = std::make_shared<Pending>();
   p->sink = std::move(sink);
   uint64_t tag = next_tag_.fetch_add(1) + 1;
@@ -294,6 +284,15 @@ Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
     std::lock_guard lk(mu_);
     if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
     pending_[tag] = p;
+  }
+  if (blocking) {
+    // Written out by this thread now: waking the flusher would only cost a hand-off.
+    std::lock_guard wl(write_mu_);
+    {
+      std::lock_guard lk(buf_mu_);
+      AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, proto::kFlagWaiting);
+    }
+    return WriteOut();
   }
   bool wake = false;
   {
@@ -340,11 +339,12 @@ void Connection::Fail(const std::string& why) {
 }
 
 void Connection::ReceiveLoop() {
+  proto::BufferedReader in(stream_.get());
   std::vector<uint8_t> body;
   for (;;) {
     FrameHeader h;
     uint8_t hdr[proto::kHeaderSize];
-    Status s = stream_->RecvAll(hdr, proto::kHeaderSize);
+    Status s = in.Read(hdr, proto::kHeaderSize);
     if (s.ok()) {
       h = proto::DecodeHeader(hdr);
       if (h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
@@ -353,7 +353,7 @@ void Connection::ReceiveLoop() {
     if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) &&
         h.body_len >= 8) {
       uint8_t offb[8];
-      s = stream_->RecvAll(offb, 8);
+      s = in.Read(offb, 8);
       const uint64_t off = proto::GetLE(offb, 8);
       const size_t len = h.body_len - 8;
       std::shared_ptr<Pending> p;
@@ -365,10 +365,10 @@ void Connection::ReceiveLoop() {
       const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
       uint8_t* direct = (s.ok() && fits) ? p->sink->Direct(off, len) : nullptr;
       if (direct) {
-        s = stream_->RecvAll(direct, len);
+        s = in.Read(direct, len);
       } else if (s.ok()) {
         body.resize(len);
-        if (len) s = stream_->RecvAll(body.data(), len);
+        if (len) s = in.Read(body.data(), len);
         if (s.ok() && fits) p->sink->Data(off, body.data(), len);
       }
       if (!s.ok()) {
@@ -379,7 +379,7 @@ void Connection::ReceiveLoop() {
     }
     if (s.ok()) {
       body.resize(h.body_len);
-      if (h.body_len) s = stream_->RecvAll(body.data(), h.body_len);
+      if (h.body_len) s = in.Read(body.data(), h.body_len);
     }
     if (!s.ok()) {
       Fail(s.message());

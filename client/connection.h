@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,6 +24,27 @@
 #include "proto/wire.h"
 
 namespace rgpu::client {
+
+// Waits up to about 100 us for `ready()` without sleeping. Most synchronous answers arrive
+// within tens of microseconds, and a thread that sleeps on a condition variable pays a
+// futex wake-up (and often a migration) on top. After 20 us it yields between looks, so a
+// busy machine with few cores loses little.
+template <typename Ready>
+bool SpinBriefly(Ready ready) {
+  using C = std::chrono::steady_clock;
+  const auto start = C::now();
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if ((i & 15) == 15) {
+      auto spent = C::now() - start;
+      if (spent > std::chrono::microseconds(100)) return false;
+      if (spent > std::chrono::microseconds(20)) std::this_thread::yield();
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
 
 // What the server said about one device at Hello: its queries, decoded to host form.
 struct RemoteDevice {
@@ -75,7 +97,10 @@ class Connection {
   Reply Call(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
              size_t data_len = 0);
   // Sends a read request; `sink` gets the data and the final status on the receiver thread.
-  Status StartRead(proto::Op op, const std::vector<uint8_t>& body, std::shared_ptr<ReadSink> sink);
+  // `blocking`: the caller will wait for it (it is written out at once, and the server may
+  // wait for the device on the connection's thread: proto::kFlagWaiting).
+  Status StartRead(proto::Op op, const std::vector<uint8_t>& body, std::shared_ptr<ReadSink> sink,
+                   bool blocking = false);
   // Writes out everything queued so far.
   Status Flush();
 
@@ -89,7 +114,7 @@ class Connection {
   void ReceiveLoop();
   void FlushLoop();
   void AppendFrame(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
-                   size_t tail_len);
+                   size_t tail_len, uint16_t flags = 0);
   Status WriteOut();  // requires write_mu_
   Status SendBulk(proto::Op op, uint64_t tag, const std::vector<uint8_t>& body, const void* data,
                   size_t len);

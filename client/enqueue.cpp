@@ -100,7 +100,7 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   }
   Hold(e);
   Hold(c.q);
-  Status s = c.q->conn().StartRead(op, c.body, sink);
+  Status s = c.q->conn().StartRead(op, c.body, sink, blocking);
   if (!s.ok()) {
     sink->Done(s);
     if (!event) Drop(e);
@@ -108,7 +108,7 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   }
   cl_int rc = CL_SUCCESS;
   if (blocking) {
-    c.q->conn().Flush();
+    SpinBriefly([&] { return e->landed_hint.load(std::memory_order_acquire); });
     std::unique_lock lk(e->mu);
     e->cv.wait(lk, [&] { return e->landed; });
     // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the read is blocking and the status of

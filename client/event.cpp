@@ -139,6 +139,7 @@ void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
     {
       std::lock_guard lk(e->mu);
       e->landed = true;
+      e->landed_hint.store(true, std::memory_order_release);
       if (status < 0) e->local_status = status;
       else if (e->local_status > 0) e->local_status = CL_COMPLETE;
       run = !e->callbacks.empty();

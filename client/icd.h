@@ -169,6 +169,7 @@ struct _cl_event : rgpu::client::ObjectBase {
   std::condition_variable cv;
   bool is_read = false;           // set before the event is shared
   bool landed = false;            // GUARDED_BY(mu)
+  std::atomic<bool> landed_hint{false};  // set with `landed`: lets a blocked reader spin first
   cl_int local_status = 1;        // GUARDED_BY(mu); >0 = unknown, else CL_COMPLETE or error
   bool watching = false;          // GUARDED_BY(mu): server will send EventDone
   struct Callback {

@@ -134,6 +134,13 @@ class TlsStream : public Stream {
     return Status::Ok();
   }
 
+  Result<size_t> RecvSome(void* buf, size_t max) override {
+    size_t got = 0;
+    Status s = Run([&] { return SSL_read_ex(ssl_, buf, max, &got); }, "TLS recv", recv_timeout_ms_);
+    if (!s.ok()) return s;
+    return got;
+  }
+
   void SetRecvTimeout(std::chrono::milliseconds timeout) override {
     recv_timeout_ms_ = Millis(timeout);
   }

@@ -1,5 +1,7 @@
 #include "proto/transport.h"
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -11,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -126,6 +129,39 @@ Status Stream::RecvAll(void* buf, size_t n) {
     }
     p += got;
     n -= static_cast<size_t>(got);
+  }
+  return Status::Ok();
+}
+
+Result<size_t> Stream::RecvSome(void* buf, size_t max) {
+  for (;;) {
+    ssize_t got = ::recv(fd_, buf, max, 0);
+    if (got > 0) return static_cast<size_t>(got);
+    if (got == 0) return Status::Error(-5, "connection closed");
+    if (errno != EINTR) return Status::Error(-5, std::string("recv: ") + std::strerror(errno));
+  }
+}
+
+Status BufferedReader::Read(void* dst, size_t n) {
+  auto* p = static_cast<uint8_t*>(dst);
+  const size_t have = std::min(n, end_ - begin_);
+  if (have) {
+    std::memcpy(p, buf_.data() + begin_, have);
+    begin_ += have;
+    p += have;
+    n -= have;
+  }
+  if (n == 0) return Status::Ok();
+  if (n >= buf_.size() / 2) return s_->RecvAll(p, n);
+  while (n > 0) {
+    auto got = s_->RecvSome(buf_.data(), buf_.size());
+    if (!got.ok()) return got.status();
+    const size_t take = std::min(n, *got);
+    std::memcpy(p, buf_.data(), take);
+    p += take;
+    n -= take;
+    begin_ = take;
+    end_ = *got;
   }
   return Status::Ok();
 }

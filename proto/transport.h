@@ -37,6 +37,8 @@ class Stream {
 
   virtual Status SendAll(const struct iovec* iov, int iovcnt);
   virtual Status RecvAll(void* buf, size_t n);
+  // Receives at least one byte and at most `max`, waiting for the first; returns how many.
+  virtual Result<size_t> RecvSome(void* buf, size_t max);
   // Sends what the socket takes at once, never blocking; returns the bytes sent (0 if none).
   // A stream that cannot send without blocking on its own framing (TLS) returns 0.
   virtual size_t TrySend(const struct iovec* iov, int iovcnt);
@@ -55,6 +57,21 @@ class Stream {
 
  protected:
   int fd_;
+};
+
+// Reads a stream through a buffer, so that a burst of small frames costs one system call
+// rather than two per frame (header, then body). Reads of at least half the buffer go
+// straight to their destination (bulk data is not copied twice). One reader per stream,
+// and nothing else may read the stream while it holds buffered bytes.
+class BufferedReader {
+ public:
+  explicit BufferedReader(Stream* s, size_t capacity = 64 * 1024) : s_(s), buf_(capacity) {}
+  Status Read(void* dst, size_t n);
+
+ private:
+  Stream* s_;
+  std::vector<uint8_t> buf_;
+  size_t begin_ = 0, end_ = 0;  // buffered bytes not yet read: buf_[begin_, end_)
 };
 
 Result<std::unique_ptr<Stream>> Connect(const Address& a, std::chrono::milliseconds timeout);

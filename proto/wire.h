@@ -28,6 +28,10 @@ inline constexpr uint32_t kMaxInfoBytes = 1u << 20;
 enum FrameFlags : uint16_t {
   kFlagReply = 1,   // server -> client: the answer to the request with the same tag
   kFlagNotify = 2,  // server -> client: unsolicited (event callback, goodbye)
+  // client -> server, on a read: the application thread blocks until the answer comes, so
+  // the server may wait for the device on the connection's own thread (a hint; ignoring it
+  // is correct).
+  kFlagWaiting = 4,
 };
 
 // One list of ops; the numbers are part of the protocol and never reused.

@@ -11,6 +11,11 @@
 
 namespace rgpu::server {
 
+namespace {
+// Reads up to this size, for a client blocked on them, are answered from the reader thread.
+constexpr size_t kInlineReadMax = 256 * 1024;
+}  // namespace
+
 using proto::FrameHeader;
 using proto::ObjType;
 using proto::Op;
@@ -217,7 +222,7 @@ void Session::Serve() {
     if (!WaitForRoom()) break;
     FrameHeader h;
     uint8_t hdr[proto::kHeaderSize];
-    Status s = stream_->RecvAll(hdr, proto::kHeaderSize);
+    Status s = in_.Read(hdr, proto::kHeaderSize);
     if (s.ok()) {
       h = proto::DecodeHeader(hdr);
       if (h.body_len > server_->options().max_frame)
@@ -234,7 +239,7 @@ void Session::Serve() {
       }
     } else if (s.ok()) {
       body.resize(h.body_len);
-      if (h.body_len) s = stream_->RecvAll(body.data(), h.body_len);
+      if (h.body_len) s = in_.Read(body.data(), h.body_len);
     }
     if (!s.ok()) {
       if (s.is_protocol()) {
@@ -275,13 +280,38 @@ void Session::Serve() {
 bool Session::WaitForRoom() {
   const auto& o = server_->options();
   if (!outbox_->WaitBelow(o.max_outbox_bytes)) return false;
-  // Completion callbacks run on the backend's thread; polling here keeps them lock-free.
   // The wait is only ever long for a client that floods the device with commands.
-  while (in_flight_->load() >= o.max_commands_in_flight) {
-    if (server_->stopping()) return true;
+  while (unfinished_.size() >= o.max_commands_in_flight) {
+    ReapUnfinished(true);
+    if (unfinished_.size() < o.max_commands_in_flight || server_->stopping()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+void Session::TrackUnfinished(BkEvent* ev) {
+  server_->backend().Retain(ObjType::Event, ev);
+  unfinished_.push_back(ev);
+  in_flight_.store(unfinished_.size(), std::memory_order_relaxed);
+  // Asking the driver about an event costs; ask about completed ones, in batches.
+  if (++tracked_since_reap_ >= 1024) ReapUnfinished(false);
+}
+
+void Session::ReapUnfinished(bool all) {
+  tracked_since_reap_ = 0;
+  Backend& bk = server_->backend();
+  while (!unfinished_.empty() && bk.EventStatus(unfinished_.front()) <= CL_COMPLETE) {
+    bk.Release(ObjType::Event, unfinished_.front());
+    unfinished_.pop_front();
+  }
+  if (all) {
+    std::erase_if(unfinished_, [&](BkEvent* e) {
+      if (bk.EventStatus(e) > CL_COMPLETE) return false;
+      bk.Release(ObjType::Event, e);
+      return true;
+    });
+  }
+  in_flight_.store(unfinished_.size(), std::memory_order_relaxed);
 }
 
 bool Session::ChargeMemory(uint64_t size) {
@@ -302,7 +332,11 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
   if (const Tenant* t = tenant()) ++server_->Usage(t).commands;
   if (!hello_done_ && static_cast<Op>(h.op) != Op::Hello)
     return Status::Protocol("the first frame must be Hello");
-  if (h.flags != 0) return Status::Protocol("requests carry no flags");
+  // The only request flag: kFlagWaiting, on reads.
+  const Op rop = static_cast<Op>(h.op);
+  if (h.flags != 0 && !(h.flags == proto::kFlagWaiting &&
+                        (rop == Op::ReadBuffer || rop == Op::ReadBufferRect)))
+    return Status::Protocol("flags " + std::to_string(h.flags) + " not allowed on this request");
   if (IsEnqueue(h.op)) return Enqueue(h, r);
   switch (static_cast<Op>(h.op)) {
     case Op::Hello: return Hello(h, r);
@@ -413,6 +447,9 @@ void Session::ReleaseAll() {
     server_->backend().Release(ObjType::Queue, q);
   }
   exec_queues_.clear();
+  for (BkEvent* e : unfinished_) server_->backend().Release(ObjType::Event, e);
+  unfinished_.clear();
+  in_flight_ = 0;
   for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Mem,
                     ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
@@ -566,7 +603,7 @@ Status Session::ReceivePutData(const FrameHeader& h) {
   // Body: u64 total size of the blob being uploaded, then the chunk's bytes.
   if (h.body_len < 8) return Status::Protocol("PutData without its size");
   uint8_t head[8];
-  if (Status s = stream_->RecvAll(head, 8); !s.ok()) return s;
+  if (Status s = in_.Read(head, 8); !s.ok()) return s;
   const uint64_t total = proto::GetLE(head, 8);
   const size_t n = h.body_len - 8;
   const size_t have = staging_ ? staging_->size() : 0;
@@ -574,7 +611,7 @@ Status Session::ReceivePutData(const FrameHeader& h) {
     return Status::Protocol("staged data exceeds its announced size or the per-session limit");
   if (!staging_) staging_ = server_->buffers().Acquire(total);
   staging_->resize(have + n);
-  return stream_->RecvAll(staging_->data() + have, n);
+  return in_.Read(staging_->data() + have, n);
 }
 
 Status Session::CreateBuffer(Reader& r) {
@@ -876,7 +913,9 @@ Status Session::CreateUserEvent(Reader& r) {
   e.handle = *ev;
   e.parent = ctx_id;
   e.is_user_event = true;
-  return InsertOwned(id, std::move(e));
+  Status s = InsertOwned(id, std::move(e));
+  if (s.ok()) ++unset_user_events_;
+  return s;
 }
 
 Status Session::SetUserEventStatus(Reader& r) {
@@ -890,6 +929,10 @@ Status Session::SetUserEventStatus(Reader& r) {
            Status::Ok();
   Status s = server_->backend().SetUserEventStatus(static_cast<BkEvent*>((*e)->handle), status);
   if (!s.ok()) AsyncFailure(Op::SetUserEventStatus, 0, s);
+  else if (!(*e)->user_event_set) {
+    (*e)->user_event_set = true;
+    --unset_user_events_;
+  }
   return Status::Ok();
 }
 
@@ -1233,18 +1276,36 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   }
   if (!ev.ok()) return fail(ev.status());
   // Backpressure (WaitForRoom) counts what the device has not finished.
-  ++*in_flight_;
-  bk.OnComplete(*ev, [n = in_flight_](int32_t) { --*n; });
+  TrackUnfinished(*ev);
 
   if (dst) {
     // The answer's bytes count against the outbox bound from now until they are sent.
     outbox_->Reserve(dst->size());
-    // Send the data when the read completes; chunks go behind control frames.
     auto out = outbox_;
-    auto* stats = &stats_;
     uint16_t rop = h.op;
     uint64_t tag = h.tag;
-    bk.OnComplete(*ev, [out, dst, rop, tag, stats](int32_t st) {
+    // A client blocked on a small read gets it from this thread as soon as the device is
+    // done: no hand-off to the completion thread, none to the outbox's writer.
+    if ((h.flags & proto::kFlagWaiting) && dst->size() <= kInlineReadMax && CanWaitInline()) {
+      bk.Flush(queue);
+      BkEvent* e = *ev;
+      Status ws = bk.Wait(std::span<BkEvent* const>(&e, 1));
+      int32_t st = ws.ok() ? bk.EventStatus(e) : ws.code();
+      if (st == CL_COMPLETE) {
+        std::vector<uint8_t> data;
+        Writer w(&data);
+        w.u64(0);
+        data.insert(data.end(), dst->begin(), dst->end());
+        out->Push(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
+                  std::move(data));
+        SendReply(*out, rop, tag, Status::Ok());
+      } else {
+        SendReply(*out, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
+      }
+      out->Unreserve(dst->size());
+    } else {
+    // Send the data when the read completes; chunks go behind control frames.
+    bk.OnComplete(*ev, [out, dst, rop, tag](int32_t st) {
       if (st == CL_COMPLETE) {
         for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
           size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
@@ -1262,8 +1323,8 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
         SendReply(*out, rop, tag, Status::Error(st, "read failed"));
       }
       out->Unreserve(dst->size());
-      (void)stats;
     });
+    }
   }
   if (event_id != 0) {
     Entry e;
@@ -1318,7 +1379,15 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
   if (!r.done()) return Status::Protocol("malformed Finish");
   auto q = Lookup(qid, ObjType::Queue);
   if (!q.ok()) return Reply(h, q.status()), Status::Ok();
-  // Never block the reader: a marker completes after everything before it on the queue.
+  if (CanWaitInline()) {
+    // Nothing queued can wait for the client: the driver's own clFinish on this thread is
+    // the shortest path from the device's completion to the answer.
+    Status s = server_->backend().Finish(static_cast<BkQueue*>((*q)->handle));
+    ReapUnfinished(false);
+    Reply(h, s);
+    return Status::Ok();
+  }
+  // Otherwise never block the reader: a marker completes after everything before it.
   auto ev = server_->backend().Marker(static_cast<BkQueue*>((*q)->handle), {});
   if (!ev.ok()) return Reply(h, ev.status()), Status::Ok();
   auto out = outbox_;
@@ -1362,6 +1431,17 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
     SendReply(*out, op, tag, Status::Ok(), f);
   };
   if (evs.empty()) return finish(), Status::Ok();
+  if (CanWaitInline()) {
+    // As in Finish: nothing these events depend on needs the client, so wait right here.
+    Status ws = server_->backend().Wait(evs);
+    for (size_t i = 0; i < evs.size(); ++i) {
+      int32_t st = server_->backend().EventStatus(evs[i]);
+      // A wait that failed leaves some event unfinished; report the failure for it.
+      pending->status[i] = st > CL_COMPLETE && !ws.ok() ? ws.code() : st;
+    }
+    finish();
+    return Status::Ok();
+  }
   for (size_t i = 0; i < evs.size(); ++i) {
     server_->backend().OnComplete(evs[i], [pending, i, finish](int32_t st) {
       bool last;

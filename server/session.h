@@ -93,7 +93,7 @@ class Session {
   const Tenant* tenant() const { return tenant_.load(); }
   const std::string& peer() const { return peer_; }
   uint64_t Commands() const { return stats_.commands.load(); }
-  uint64_t CommandsInFlight() const { return in_flight_->load(); }
+  uint64_t CommandsInFlight() const { return in_flight_.load(); }
 
  private:
   struct Entry {
@@ -106,6 +106,7 @@ class Session {
     std::vector<KernelArgValue> args;  // kernels: the arguments set so far
     std::vector<uint64_t> arg_mem_ids; // kernels: id behind each Mem argument (0 = none)
     bool is_user_event = false;
+    bool user_event_set = false;  // user events: the client set its status
     // Programs: the source (rewritten for slicing at build time when the policy slices) and
     // the rewrite that was built, if any. Kernels: their slicing facts and the second kernel
     // instance the scheduler's dispatcher uses. Queues: whether in order.
@@ -157,6 +158,18 @@ class Session {
   void RefundMemory(uint64_t size);
   // Backpressure: waits while the session has too much unfinished or unsent work.
   bool WaitForRoom();
+  // Commands handed to the device: their events are kept, oldest first, and dropped once
+  // complete (Reap), instead of a completion callback per command, which cost the backend's
+  // watcher a status query per command on every sweep.
+  void TrackUnfinished(BkEvent* ev);
+  // Drops complete commands from the front; with `all`, from anywhere (out-of-order queues).
+  void ReapUnfinished(bool all);
+  // Whether the reader may block on the device for a client that waits (clFinish,
+  // clWaitForEvents, a blocking read) instead of handing the answer to the backend's
+  // completion thread: one thread hand-off less per synchronous call. Safe when no command
+  // of this session can be waiting for the client itself, i.e. no user event is unset;
+  // commands never wait on another session's events.
+  bool CanWaitInline() const { return unset_user_events_ == 0; }
 
   // Looks `id` up with the expected type; errors carry the OpenCL code for that type.
   Result<Entry*> Lookup(uint64_t id, proto::ObjType type);
@@ -177,14 +190,15 @@ class Session {
   Server* server_;
   uint64_t id_;
   std::unique_ptr<proto::Stream> stream_;
+  proto::BufferedReader in_{stream_.get()};  // the reader thread's only way to read stream_
   std::string peer_;
   std::shared_ptr<Outbox> outbox_;
   std::thread writer_;
   bool hello_done_ = false;
   std::string client_name_;
   std::atomic<const Tenant*> tenant_{nullptr};
-  // Commands handed to the device and not yet complete; shared with completion callbacks.
-  std::shared_ptr<std::atomic<uint64_t>> in_flight_ = std::make_shared<std::atomic<uint64_t>>(0);
+  // Commands handed to the device and not yet seen complete (read by status queries).
+  std::atomic<uint64_t> in_flight_{0};
 
   // rgpud's own queue per (context id, device) for launches the scheduler holds back.
   Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device);
@@ -194,6 +208,9 @@ class Session {
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, Entry> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
+  std::deque<BkEvent*> unfinished_;  // one reference each; see TrackUnfinished
+  size_t tracked_since_reap_ = 0;
+  size_t unset_user_events_ = 0;     // user events created and not yet set
   std::atomic<size_t> live_objects_{0};
   SessionStats stats_;
 };

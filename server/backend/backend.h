@@ -161,8 +161,12 @@ class Backend {
   virtual Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,
                                    WaitList waits) = 0;
   virtual Status Flush(BkQueue* q) = 0;
-  // Blocks until everything queued on `q` is done (used only when a session ends).
+  // Blocks until everything queued on `q` is done (a session ending, or a clFinish the
+  // session knows cannot depend on its client).
   virtual Status Finish(BkQueue* q) = 0;
+  // Blocks until every event has completed or failed. The caller guarantees that none can
+  // be waiting for something only it could provide (a user event it has yet to set).
+  virtual Status Wait(std::span<BkEvent* const> events) = 0;
 
   virtual Result<BkEvent*> CreateUserEvent(BkContext* ctx) = 0;
   virtual Status SetUserEventStatus(BkEvent* e, int32_t status) = 0;

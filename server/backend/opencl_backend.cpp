@@ -497,6 +497,16 @@ class OpenCLBackend final : public Backend {
     return Wrap<BkEvent>(ev);
   }
 
+  Status Wait(std::span<BkEvent* const> events) override {
+    std::vector<cl_event> evs;
+    for (BkEvent* e : events) evs.push_back(E(e));
+    cl_int err = clWaitForEvents(evs.size(), evs.data());
+    // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: some event failed; the caller reads
+    // each one's status.
+    if (err == CL_SUCCESS || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) return Status::Ok();
+    return Fail(err, "clWaitForEvents");
+  }
+
   Status Flush(BkQueue* q) override {
     cl_int err = clFlush(Q(q));
     return err == CL_SUCCESS ? Status::Ok() : Fail(err, "clFlush");

@@ -115,7 +115,7 @@ Scheduler::~Scheduler() {
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
-  std::string key = TenantKey(req);
+  const std::string key = req.tenant_key.empty() ? TenantKey(req) : req.tenant_key;
   auto [it, fresh] = tenants_.try_emplace(key);
   TenantState& st = it->second;
   if (fresh) {
@@ -148,6 +148,7 @@ void Scheduler::Account(const std::string& tenant, BkEvent* ev, bool slice) {
 }
 
 Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
+  req.tenant_key = TenantKey(req);
   size_t slices = 0;
   bool hold = false;
   {
@@ -193,11 +194,14 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
 }
 
 Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
-  std::vector<KernelArgValue> args = req.args;
-  if (req.slice_info && whole_hidden) args.push_back(HiddenArg(slicer::HiddenArgForWholeLaunch()));
-  auto ev = backend_->Launch(req.queue, req.kernel, args, req.range, req.waits);
+  // The request is spent here: its argument snapshot takes the hidden argument in place.
+  if (req.slice_info && whole_hidden) {
+    static const KernelArgValue kWhole = HiddenArg(slicer::HiddenArgForWholeLaunch());
+    req.args.push_back(kWhole);
+  }
+  auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits);
   if (!ev.ok()) return ev.status();
-  std::string key = TenantKey(req);
+  const std::string& key = req.tenant_key;
   bool latency_critical, harvest_due = false;
   {
     std::lock_guard lk(mu_);
@@ -264,7 +268,7 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
     return Direct(req, true);
   }
   const auto& p = plan.value();
-  std::string key = TenantKey(req);
+  const std::string key = req.tenant_key;
   auto times = std::make_shared<LaunchTimes>();
   struct Agg {
     std::mutex mu;

@@ -59,6 +59,7 @@ struct LaunchTimes {
 struct LaunchRequest {
   uint64_t session_id = 0;
   const Tenant* tenant = nullptr;
+  std::string tenant_key;          // set by Submit: whose device time this is
   BkContext* context = nullptr;
   BkQueue* queue = nullptr;        // the application's queue
   bool queue_in_order = true;

@@ -296,6 +296,17 @@ Status FakeBackend::Finish(BkQueue* q) {
   return Status::Ok();
 }
 
+Status FakeBackend::Wait(std::span<BkEvent* const> events) {
+  for (BkEvent* ev : events) {
+    Object* e = O(ev, ObjType::Event);
+    std::lock_guard lk(mu_);
+    // A real device would block here forever: the session waited on its own thread for a
+    // command that needs the client (an unset user event). That is a server bug.
+    if (e->status > CL_COMPLETE) Broken("Wait on a command that waits for the client");
+  }
+  return Status::Ok();
+}
+
 Result<BkEvent*> FakeBackend::CreateUserEvent(BkContext* ctx) {
   Object* e = New(ObjType::Event, O(ctx, ObjType::Context));
   e->user = true;

@@ -83,6 +83,7 @@ class FakeBackend : public server::Backend {
                                    uint64_t flags, server::WaitList waits) override;
   Status Flush(server::BkQueue* q) override;
   Status Finish(server::BkQueue* q) override;
+  Status Wait(std::span<server::BkEvent* const> events) override;
   Result<server::BkEvent*> CreateUserEvent(server::BkContext* ctx) override;
   Status SetUserEventStatus(server::BkEvent* e, int32_t status) override;
   Result<server::BkEvent*> FailedEvent(server::BkContext* ctx, int32_t code) override;
