@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   run->add_option("scenario", scenario_path, "scenario TOML file")->required()->check(CLI::ExistingFile);
   run->add_option("--mode", mode_name,
                   "timeslice, mps, opencl or rgpu; default: every mode the scenario lists");
-  run->add_option("--out", out_dir, "output directory (one subdirectory per mode)");
+  run->add_option("--out", out_dir,
+                  "output directory (one subdirectory per mode; rgpu with --policy P: rgpu-P)");
   run->add_option("--rounds", rounds, "override the scenario's round count");
   run->add_option("--round-timeout", round_timeout_s, "override the scenario's per-round timeout (s)");
   run->add_option("--profile", profile, "apply the scenario's [profiles.NAME] overrides");
@@ -135,7 +136,10 @@ int main(int argc, char** argv) {
     for (const std::string& mode_to_run : modes) {
       RunOptions options;
       options.worker_dir = worker_dir;
-      options.out_dir = (fs::path(out_dir) / mode_to_run).string();
+      // Runs of rgpu mode under different policies sit side by side: rgpu-fifo/, rgpu-fair/.
+      const std::string mode_dir =
+          mode_to_run == "rgpu" && !policy.empty() ? mode_to_run + "-" + policy : mode_to_run;
+      options.out_dir = (fs::path(out_dir) / mode_dir).string();
       options.only = only;
       fs::create_directories(fs::path(options.out_dir) / "logs");
       ModeOptions mode_options{mode_to_run, cl_platform, rgpu_build, rgpud_path, policy,

@@ -25,13 +25,21 @@ std::string MakeTempDir(const std::string& prefix) {
   return pattern;
 }
 
-std::string ReadTail(const fs::path& path, std::size_t max_bytes) {
+std::string ReadAll(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   std::ostringstream text;
   text << in.rdbuf();
-  std::string s = text.str();
+  return text.str();
+}
+
+std::string ReadTail(const fs::path& path, std::size_t max_bytes) {
+  std::string s = ReadAll(path);
   return s.size() > max_bytes ? s.substr(s.size() - max_bytes) : s;
+}
+
+std::string ReadHead(const fs::path& path, std::size_t max_bytes) {
+  return ReadAll(path).substr(0, max_bytes);
 }
 
 class PlainMode : public SharingMode {
@@ -130,8 +138,10 @@ class RgpuMode : public SharingMode {
       spawn.argv.push_back("--policy");
       spawn.argv.push_back(options.policy);
     }
-    spawn.stderr_path = options.log_dir + "/rgpud.log";
+    log_path_ = options.log_dir + "/rgpud.log";
+    spawn.stderr_path = log_path_;
     spawn.pipe_stdio = false;
+    spawn.stdout_to_stderr = true;  // spdlog writes to stdout; its device line goes in the header
     command_ = spawn.argv;
     daemon_ = std::make_unique<ChildProcess>(spawn, "rgpud");
     for (int i = 0; i < 200 && !fs::exists(dir_ + "/rgpud.sock"); ++i) {
@@ -150,7 +160,11 @@ class RgpuMode : public SharingMode {
   }
   std::vector<std::string> WorkerArgs() const override { return {"--platform=rgpu"}; }
   nlohmann::json Describe() const override {
-    return {{"rgpud_command", command_}, {"rgpu_server", server_}, {"icd_dir", icd_dir_}};
+    // The head names the device rgpud serves; the tail, read after the run, has the
+    // per-session summaries (launches, slices, device time) when rgpud logs them.
+    return {{"rgpud_command", command_}, {"rgpu_server", server_}, {"icd_dir", icd_dir_},
+            {"rgpud_log_head", ReadHead(log_path_, 2000)},
+            {"rgpud_log_tail", ReadTail(log_path_, 6000)}};
   }
   void Finish() override {
     if (daemon_) daemon_->Terminate(SIGTERM, 5);
@@ -158,7 +172,7 @@ class RgpuMode : public SharingMode {
   }
 
  private:
-  std::string icd_dir_, dir_, server_;
+  std::string icd_dir_, dir_, server_, log_path_;
   std::vector<std::string> command_;
   std::unique_ptr<ChildProcess> daemon_;
 };

@@ -90,7 +90,7 @@ ChildProcess::ChildProcess(const SpawnOptions& options, std::string label)
       dup2(from_child[1], STDOUT_FILENO);
     } else {
       dup2(null_fd, STDIN_FILENO);
-      dup2(null_fd, STDOUT_FILENO);
+      dup2(options.stdout_to_stderr && stderr_fd >= 0 ? stderr_fd : null_fd, STDOUT_FILENO);
     }
     if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);
     execvpe(argv[0], argv.data(), envp.data());

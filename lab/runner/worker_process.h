@@ -16,6 +16,7 @@ struct SpawnOptions {
   std::string cpus;              // CPU list for sched_setaffinity, like taskset -c
   std::string stderr_path;       // appended to; empty: inherit
   bool pipe_stdio = true;        // false: stdin/stdout from /dev/null
+  bool stdout_to_stderr = false; // with pipe_stdio false: stdout to stderr_path too (daemon logs)
 };
 
 class ChildProcess {

@@ -9,9 +9,15 @@
 # Results land in OUTDIR/SCENARIO[-TAG]/MODE/; OUTDIR/device-log.txt has the setup.
 #
 # rgpu mode needs rgpud and the rgpu ICD. The GPU image lacks the server's
-# build dependencies, so they can travel prebuilt in .lab-rgpu/ (rgpud,
-# librgpu-icd.so, lib/ with the shared libraries they need); the vendors file
-# is written here because it must name the ICD by its path on this machine.
+# build dependencies, so they travel prebuilt in $LAB_CARRY (default
+# .carry-lab/: rgpud, librgpu-icd.so, and lib/ with the shared libraries they
+# need plus ocl-icd's libOpenCL.so.1; docs/lab.md "On a GPU machine" says how
+# to fill it). Only rgpu steps get lib/ first on LD_LIBRARY_PATH: NVIDIA's
+# libOpenCL.so.1 (first on the image's path) ignores OCL_ICD_VENDORS, ocl-icd's
+# honours it. rgpud then sees only NVIDIA's ICD (written here if the image has
+# the library but no vendors file), the workers only the rgpu ICD. The vendors
+# files are written here because they name libraries by their path on this
+# machine.
 set -uo pipefail
 out=$1; shift
 mkdir -p "$out"
@@ -29,10 +35,23 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   nproc
 } >>"$log" 2>&1
 
-if [ -d .lab-rgpu ]; then
-  mkdir -p .lab-rgpu/icd
-  echo "$here/.lab-rgpu/librgpu-icd.so" >.lab-rgpu/icd/rgpu.icd
-  export LD_LIBRARY_PATH=$here/.lab-rgpu/lib:$LD_LIBRARY_PATH
+carry=${LAB_CARRY:-.carry-lab}
+rgpu_env=()
+if [ -d "$carry" ]; then
+  carry=$(cd "$carry" && pwd)
+  mkdir -p "$carry/icd"
+  echo "$carry/librgpu-icd.so" >"$carry/icd/rgpu.icd"
+  backend_vendors=/etc/OpenCL/vendors
+  nvidia_lib=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
+  if [ -n "$nvidia_lib" ]; then
+    backend_vendors=$(mktemp -d /tmp/rgpu-lab-vendors-XXXXXX)
+    echo "$nvidia_lib" >"$backend_vendors/nvidia.icd"
+  fi
+  rgpu_env=("LD_LIBRARY_PATH=$carry/lib:$LD_LIBRARY_PATH" "OCL_ICD_VENDORS=$backend_vendors")
+  {
+    echo "rgpu carry: $carry; rgpud's vendors: $backend_vendors ($(cat "$backend_vendors"/*.icd 2>/dev/null | tr '\n' ' '))"
+    env "${rgpu_env[@]}" ldd "$carry/rgpud" | grep -E 'not found|OpenCL|spdlog|toml'
+  } >>"$log" 2>&1
 fi
 
 # Headers the GPU image may lack travel in .lab-deps/include (see docs/lab.md).
@@ -56,10 +75,19 @@ for step in "$@"; do
   step_limit=$(( left < ${STEP_TIMEOUT:-400} ? left : ${STEP_TIMEOUT:-400} ))
   IFS=: read -r scenario mode options tag <<<"$step"
   IFS=, read -ra opts <<<"${options:-}"
-  echo "== $scenario / $mode ${opts[*]:-}" | tee -a "$log"
+  # rgpu runs under a policy land in MODE-POLICY/ (the runner's rule); so do their logs.
+  label=$mode step_env=()
+  for o in "${opts[@]}"; do [[ $mode == rgpu && $o == --policy=* ]] && label=$mode-${o#--policy=}; done
+  if [ "$mode" = rgpu ]; then
+    if [ ${#rgpu_env[@]} -eq 0 ]; then echo "== skipped (no $carry): $step" | tee -a "$log"; continue; fi
+    step_env=("${rgpu_env[@]}")
+    opts+=("--rgpu-build=$carry")
+  fi
+  progress="$out/$scenario${tag:+-$tag}-$label.progress.txt"
+  echo "== $scenario / $label ${opts[*]:-}" | tee -a "$log"
   t0=$(date +%s)
-  timeout "$step_limit" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" --mode "$mode" --out "$out/$scenario${tag:+-$tag}" \
-      "${opts[@]}" 2>>"$out/$scenario${tag:+-$tag}-$mode.progress.txt"
+  env "${step_env[@]}" timeout "$step_limit" ./build-lab/rgpu-lab run "lab/scenarios/$scenario.toml" \
+      --mode "$mode" --out "$out/$scenario${tag:+-$tag}" "${opts[@]}" 2>>"$progress"
   echo "   rc=$? in $(( $(date +%s) - t0 )) s" | tee -a "$log"
-  grep -v 'round [0-9]*/' "$out/$scenario${tag:+-$tag}-$mode.progress.txt" | tail -40
+  grep -v 'round [0-9]*/' "$progress" | tail -40
 done
