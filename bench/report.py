@@ -2,13 +2,16 @@
 """Refreshes the generated regions of a doc from benchmark results.
 
     bench/report.py RESULT_DIR [--bench overhead|sharing] [--docs FILE] [--region PREFIX]
+                    [--only SECTION,...]
 
 RESULT_DIR holds BENCH.json and BENCH.md, as rgpu-bench-BENCH wrote them (the tables are
 rendered by the benchmark itself, `rgpu-bench-BENCH --report BENCH.json`, so there is one
 renderer). Each "## Section" of BENCH.md fills the region
 <!-- BEGIN GENERATED: PREFIX-<slug> --> ... <!-- END GENERATED: PREFIX-<slug> -->; PREFIX is
-the bench's name unless --region names another (two runs in one doc). The docs default to
-docs/performance.md (overhead) and docs/scheduling.md (sharing).
+the bench's name unless --region names another (two runs in one doc). --only fills just the
+named sections (slugs such as "accounting"), leaving the doc's other regions of that prefix
+as they are. The docs default to docs/performance.md (overhead) and docs/scheduling.md
+(sharing).
 """
 import argparse
 import pathlib
@@ -36,7 +39,9 @@ def main():
     ap.add_argument("--bench", choices=["overhead", "sharing"], default="overhead")
     ap.add_argument("--docs", type=pathlib.Path)
     ap.add_argument("--region", help="region prefix (default: the bench's name)")
+    ap.add_argument("--only", help="comma-separated section slugs to fill (default: all)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     docs = args.docs or pathlib.Path({"overhead": "docs/performance.md", "sharing": "docs/scheduling.md"}[args.bench])
     prefix = args.region or args.bench
     parts = sections((args.result_dir / f"{args.bench}.md").read_text())
@@ -46,6 +51,8 @@ def main():
     def fill(m):
         slug = m.group(1)
         key = slug.removeprefix(prefix + "-")
+        if only is not None and key not in only:
+            return m.group(0)
         if key not in parts:
             missing.append(slug)
             return m.group(0)
