@@ -22,6 +22,17 @@ constexpr int kHeldDepth = 2;
 // A held launch is planned in at most this many fine pieces; the dispatcher merges
 // consecutive pieces into slices of about one quantum.
 constexpr size_t kFinePieces = 256;
+// A latency-critical tenant whose launches come this regularly (interval deviation below a
+// quarter of the interval, over at least this many intervals) has a rhythm the dispatcher
+// plans around; a pause longer than kRhythmBreak starts the estimate over.
+constexpr int kRhythmIntervals = 4;
+constexpr auto kRhythmBreak = std::chrono::milliseconds(100);
+// How much earlier than expected a latency-critical launch is allowed for: a few times the
+// measured jitter, plus the device's switch between contexts, at least this much.
+constexpr auto kMinMargin = std::chrono::microseconds(100);
+// Best-effort slices next to a latency-critical tenant without a rhythm: at most this long,
+// one on the device at a time, so that its launches wait behind one short slice at most.
+constexpr double kShortSliceUs = 250;
 
 KernelArgValue HiddenArg(const cl_ulong16& v) {
   KernelArgValue a;
@@ -156,7 +167,25 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     TenantState& st = StateFor(req);
     st.usage.launches++;
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
-    st.last_submit = Clock::now();
+    const auto now = Clock::now();
+    if (st.priority == Priority::LatencyCritical) {
+      const auto gap = now - st.last_submit;
+      if (st.last_submit == Clock::time_point{} || gap > kRhythmBreak) {
+        st.intervals = 0;
+      } else {
+        const double ns = std::chrono::duration<double, std::nano>(gap).count();
+        if (st.intervals == 0) {
+          st.period_ns = ns;
+          st.jitter_ns = ns / 8;  // unknown yet: assume a loose rhythm
+        } else {
+          st.jitter_ns = 0.8 * st.jitter_ns + 0.2 * std::abs(ns - st.period_ns);
+          st.period_ns = 0.8 * st.period_ns + 0.2 * ns;
+        }
+        st.intervals++;
+      }
+      cv_.notify_all();  // the dispatcher plans around this tenant's next launch
+    }
+    st.last_submit = now;
     if (options_.policy == Policy::Seed001) {
       size_t items = 1;
       for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
@@ -398,10 +427,31 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   return LaunchResult{*done, h->times};
 }
 
+std::optional<Scheduler::Expected> Scheduler::NextLatencyCritical(Clock::time_point now) {
+  std::optional<Expected> next;
+  for (auto& [key, st] : tenants_) {
+    if (st.priority != Priority::LatencyCritical || st.intervals < kRhythmIntervals) continue;
+    if (st.jitter_ns > st.period_ns / 4) continue;  // no rhythm to plan around
+    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(st.period_ns));
+    const auto margin = std::max<std::chrono::nanoseconds>(
+        kMinMargin, std::chrono::nanoseconds(static_cast<int64_t>(3 * st.jitter_ns)) + std::chrono::microseconds(50));
+    auto at = st.last_submit + period;
+    // Late beyond its margin: the rhythm is broken for now; plan nothing around it.
+    if (now > at + margin) continue;
+    if (!next || at < next->at) next = Expected{at, margin};
+  }
+  return next;
+}
+
 void Scheduler::DispatchLoop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
-    if (!DispatchOne(lk)) cv_.wait_for(lk, std::chrono::milliseconds(20));
+    if (!DispatchOne(lk)) {
+      auto until = Clock::now() + std::chrono::milliseconds(20);
+      if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
+      wake_at_ = {};
+      cv_.wait_until(lk, until);
+    }
     if (!direct_.empty()) {
       lk.unlock();
       Harvest();
@@ -444,18 +494,42 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   auto now = Clock::now();
   for (auto& [key, st] : tenants_)
     if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow) any_lc_active = true;
-  int depth = any_lc_active ? 1 : kHeldDepth;
+  const bool pick_lc = pick->priority == Priority::LatencyCritical;
+  // Beside a latency-critical tenant with a steady rhythm, best-effort slices are fitted
+  // into the time before its next launch is due (less a margin), so that it finds the
+  // device free instead of waiting for a slice to end; without a rhythm they are short and
+  // one at a time.
+  std::optional<Expected> next_lc = (any_lc_active && !pick_lc) ? NextLatencyCritical(now) : std::nullopt;
+  int depth = any_lc_active && !next_lc ? 1 : kHeldDepth;
   if (device_in_flight_ >= depth) return false;
 
   auto h = pick->queue.front();
   size_t first = h->next, count = 1;
+  double piece_ns = 0;  // measured cost of one fine piece, 0 when unknown
   if (h->sliceable) {
     auto it = cost_ns_.find(h->req.sched_kernel);
+    if (it != cost_ns_.end()) piece_ns = std::max(it->second, 1.0);
+    double budget_ns = options_.quantum_us * 1000.0;
+    if (any_lc_active && !next_lc && !pick_lc) budget_ns = std::min(budget_ns, kShortSliceUs * 1000.0);
+    if (next_lc && piece_ns > 0) {
+      const auto from = std::max(now, held_busy_until_);
+      const double room_ns =
+          std::chrono::duration<double, std::nano>(next_lc->at - next_lc->margin - from).count();
+      if (room_ns < piece_ns && now < next_lc->at + next_lc->margin) {
+        // Not even one piece fits before the latency-critical launch: keep the device free
+        // for it, and look again once it is due (its arrival wakes the dispatcher sooner).
+        wake_at_ = next_lc->at + next_lc->margin;
+        return false;
+      }
+      if (room_ns >= piece_ns) budget_ns = std::min(budget_ns, room_ns);
+    }
     if (options_.force_slices) count = 1;
-    else if (it == cost_ns_.end()) count = 1;  // first piece measures the kernel
-    else count = std::max<size_t>(1, static_cast<size_t>(options_.quantum_us * 1000.0 / std::max(it->second, 1.0)));
+    else if (piece_ns == 0) count = 1;  // first piece measures the kernel
+    else count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
     count = std::min(count, h->total - first);
   }
+  held_busy_until_ = std::max(now, held_busy_until_) +
+                     std::chrono::nanoseconds(static_cast<int64_t>(piece_ns * count));
   h->next += count;
   h->in_flight++;
   pick->in_flight++;
@@ -509,6 +583,8 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, int32_t status,
     if (on_device_time) on_device_time(st.tenant, ns);
   }
   device_in_flight_--;
+  // Nothing of ours left on the device: whatever the estimate said, it is free now.
+  if (device_in_flight_ == 0) held_busy_until_ = Clock::now();
   if (h->sliceable && ns > 0) {
     double per = static_cast<double>(ns) / count;
     auto [c, fresh] = cost_ns_.try_emplace(h->req.sched_kernel, per);

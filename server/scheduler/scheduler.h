@@ -112,7 +112,19 @@ class Scheduler {
     std::deque<std::shared_ptr<Held>> queue;  // held launches, in submission order
     int in_flight = 0;  // this tenant's launches or slices on the device
     std::chrono::steady_clock::time_point last_submit{};
+    // Latency-critical tenants: the rhythm of their launches (EWMA of the interval between
+    // submissions and of its deviation), so that best-effort slices can stop short of the
+    // next one instead of making it wait (see DispatchOne).
+    double period_ns = 0, jitter_ns = 0;
+    int intervals = 0;  // consecutive intervals seen (a long pause starts over)
   };
+  // When the next latency-critical launch is expected and how early it may come; none when
+  // no latency-critical tenant has a steady rhythm.
+  struct Expected {
+    std::chrono::steady_clock::time_point at;
+    std::chrono::nanoseconds margin;
+  };
+  std::optional<Expected> NextLatencyCritical(std::chrono::steady_clock::time_point now);  // requires mu_
 
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
   Result<LaunchResult> SplitInPlace(LaunchRequest& req, size_t slices);
@@ -140,6 +152,10 @@ class Scheduler {
   // Measured device ns per fine slice of each kernel (EWMA), by dispatcher kernel handle.
   std::unordered_map<BkKernel*, double> cost_ns_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
+  // When the held slices on the device are expected to be done (from their measured cost).
+  std::chrono::steady_clock::time_point held_busy_until_{};  // GUARDED_BY(mu_)
+  // The dispatcher's next timed look (a best-effort slice waiting out a gap kept free).
+  std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
   struct DirectLaunch {
     BkEvent* event;
     std::string tenant;
