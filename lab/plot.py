@@ -164,6 +164,88 @@ def tables_1_2(run, out_dir):
     return sections, png
 
 
+# The columns of the cross-mode tables, in the order they are read: CUDA
+# time-slicing and MPS, then the OpenCL kernels natively and through rgpud.
+COMPARE_MODES = ["timeslice", "mps", "opencl", "rgpu-fifo", "rgpu-fair"]
+
+
+def tables_1_2_compare(runs, out_dir):
+    """Seed 000 tables 1-2 with one column per sharing mode: each measured
+    kernel's performance against its own solo time in that mode (CUDA and
+    OpenCL kernels differ in solo time, so each mode is its own baseline),
+    and the core-intensive tenant's time in ms beside them."""
+    by_mode = {r["mode_label"]: r for r in runs}
+    modes = [m for m in COMPARE_MODES if m in by_mode] + sorted(set(by_mode) - set(COMPARE_MODES))
+    if len(modes) < 2:
+        return {}, None
+    sections = {}
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), sharey=True)
+    for ax, (measured, other) in zip(axes, [("gmem", "smem"), ("smem", "gmem")]):
+        rows, labels, perf_by_mode = [], [], {m: [] for m in modes}
+        for extra_name, extra in [("", {}), (" + core", {"core": 1}),
+                                  (f" + {KERNEL_TITLES[other]}", {other: 1})]:
+            for n in (1, 2, 3):
+                label = f"{KERNEL_TITLES[measured]} x{n}{extra_name}"
+                row = [label]
+                for mode in modes:
+                    run = by_mode[mode]
+                    solo = find(run, **{measured: 1})
+                    config = find(run, **{measured: n}, **extra)
+                    solo_ms = median_ms(solo, measured) if solo else None
+                    ms = median_ms(config, measured) if config else None
+                    perf = 100.0 * solo_ms / ms if ms and solo_ms else None
+                    row.append("–" if ms is None else f"{fmt(perf, 0)}% ({fmt(ms, 0)} ms)")
+                    perf_by_mode[mode].append(perf or 0)
+                rows.append(row)
+                labels.append(label.replace(f"{KERNEL_TITLES[measured]} ", ""))
+        sections[f"compare-{measured}"] = markdown_table(
+            [f"{KERNEL_TITLES[measured]}: copies, beside"] + [f"`{m}`" for m in modes], rows)
+        width = 0.8 / len(modes)
+        for i, mode in enumerate(modes):
+            ax.bar([x + (i - (len(modes) - 1) / 2) * width for x in range(len(labels))],
+                   perf_by_mode[mode], width, label=mode)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+        ax.set_title(f"{KERNEL_TITLES[measured]}: performance vs alone, by sharing mode")
+        ax.axhline(100, color="grey", linewidth=0.5)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("performance vs one copy alone (%)")
+    fig.tight_layout()
+    png = out_dir / "tables1-2-compare.png"
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+
+    core_rows = []
+    for measured in ("gmem", "smem"):
+        for n in (1, 2, 3):
+            row = [f"beside {KERNEL_TITLES[measured]} x{n}"]
+            for mode in modes:
+                config = find(by_mode[mode], **{measured: n}, core=1)
+                row.append(f"{fmt(median_ms(config, 'core') if config else None, 0)} ms")
+            core_rows.append(row)
+    sections["compare-core"] = markdown_table(
+        ["core-intensive"] + [f"`{m}`" for m in modes], core_rows)
+    # Alone, the device-event time against the host's wall time for the round
+    # (GO to the last completion): the gap is what the path to the device adds.
+    alone_rows = []
+    for measured in ("gmem", "smem"):
+        row = [f"{KERNEL_TITLES[measured]} x1"]
+        for mode in modes:
+            config = find(by_mode[mode], **{measured: 1})
+            kernel = median_ms(config, measured) if config else None
+            wall = median_ms(config, measured, "wall_ms") if config else None
+            row.append("–" if kernel is None else
+                       f"{fmt(kernel)} / {fmt(wall)} ms (+{fmt(wall - kernel)})")
+        alone_rows.append(row)
+    sections["compare-alone"] = markdown_table(
+        ["alone: kernels / wall"] + [f"`{m}`" for m in modes], alone_rows)
+    header = "; ".join(
+        f"`{m}`: commit `{by_mode[m]['environment'].get('git_commit')}`, "
+        f"{by_mode[m]['scenario']['rounds']} rounds, {by_mode[m]['environment'].get('date_utc')}"
+        for m in modes)
+    return {key: f"Columns: {header}.\n\n{table}" for key, table in sections.items()}, png
+
+
 # ------------------------------------------------------- seed 000 tables 4-7
 
 def persistent_matrix(run, kernel, baseline_run=None):
@@ -443,6 +525,17 @@ def main():
             document += [f"### {full_key}", "", table, ""]
         if png:
             document += [f"![{name} {mode}]({png.relative_to(root)})", ""]
+    # Seed 000 tables 1-2 once more, every sharing mode side by side.
+    compare_runs = [r for r in runs if r["scenario"]["name"] == "seed000-tables1-2"
+                    and r["_path"].parent.parent.name == "seed000-tables1-2"]
+    if compare_runs:
+        produced, png = tables_1_2_compare(compare_runs, compare_runs[0]["_path"].parent.parent)
+        if produced:
+            document += ["## seed000-tables1-2, every mode", ""]
+            for key, table in produced.items():
+                sections[key] = table
+                document += [f"### {key}", "", table, ""]
+            document += [f"![seed000-tables1-2, every mode]({png.relative_to(root)})", ""]
     (root / "tables.md").write_text("\n".join(document))
     print(f"wrote {root / 'tables.md'} ({len(sections)} tables)")
     if args.docs:
