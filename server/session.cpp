@@ -25,6 +25,14 @@ using proto::Writer;
 // ---------------------------------------------------------------- Outbox
 
 void Outbox::Push(FrameHeader h, std::vector<uint8_t> body) {
+  h.body_len = static_cast<uint32_t>(body.size());
+  std::vector<uint8_t> framed(proto::kHeaderSize + body.size());
+  proto::EncodeHeader(h, framed.data());
+  if (!body.empty()) std::memcpy(framed.data() + proto::kHeaderSize, body.data(), body.size());
+  PushFramed(std::move(framed));
+}
+
+void Outbox::PushFramed(std::vector<uint8_t> frames) {
   std::unique_lock lk(mu_);
   if (closed_) return;
   if (!sending_ && control_.empty() && bulk_.empty()) {
@@ -33,27 +41,25 @@ void Outbox::Push(FrameHeader h, std::vector<uint8_t> body) {
     // what the socket does not take at once goes to the writer.
     sending_ = true;
     lk.unlock();
-    h.body_len = static_cast<uint32_t>(body.size());
-    uint8_t hdr[proto::kHeaderSize];
-    proto::EncodeHeader(h, hdr);
-    struct iovec iov[2] = {{hdr, proto::kHeaderSize}, {body.data(), body.size()}};
-    const size_t total = proto::kHeaderSize + body.size();
-    const size_t sent = stream_->TrySend(iov, body.empty() ? 1 : 2);
+    struct iovec iov{frames.data(), frames.size()};
+    const size_t sent = stream_->TrySend(&iov, 1);
     lk.lock();
     sending_ = false;
-    if (sent < total && !closed_) {
+    if (sent < frames.size() && !closed_) {
       Frame rest;
       rest.raw = true;
-      for (size_t at = sent; at < total; ++at)
-        rest.body.push_back(at < proto::kHeaderSize ? hdr[at] : body[at - proto::kHeaderSize]);
+      rest.body.assign(frames.begin() + sent, frames.end());
       pending_ += rest.body.size();
       control_.push_front(std::move(rest));
     }
     cv_.notify_all();
     return;
   }
-  pending_ += proto::kHeaderSize + body.size();
-  control_.push_back(Frame{h, std::move(body)});
+  Frame f;
+  f.raw = true;
+  f.body = std::move(frames);
+  pending_ += f.body.size();
+  control_.push_back(std::move(f));
   cv_.notify_one();
 }
 
@@ -102,7 +108,8 @@ void Outbox::Run() {
     }
     std::lock_guard lk(mu_);
     sending_ = false;
-    pending_ -= std::min(pending_, proto::kHeaderSize + f.body.size() + f.len);
+    const size_t wrote = (f.raw ? 0 : proto::kHeaderSize) + f.body.size() + f.len;
+    pending_ -= std::min(pending_, wrote);
     drained_.notify_all();
     if (!s.ok()) {
       closed_ = true;
@@ -281,37 +288,20 @@ bool Session::WaitForRoom() {
   const auto& o = server_->options();
   if (!outbox_->WaitBelow(o.max_outbox_bytes)) return false;
   // The wait is only ever long for a client that floods the device with commands.
-  while (unfinished_.size() >= o.max_commands_in_flight) {
-    ReapUnfinished(true);
-    if (unfinished_.size() < o.max_commands_in_flight || server_->stopping()) return true;
+  while (in_flight_->load() >= o.max_commands_in_flight) {
+    if (server_->stopping()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
 }
 
 void Session::TrackUnfinished(BkEvent* ev) {
-  server_->backend().Retain(ObjType::Event, ev);
-  unfinished_.push_back(ev);
-  in_flight_.store(unfinished_.size(), std::memory_order_relaxed);
-  // Asking the driver about an event costs; ask about completed ones, in batches.
-  if (++tracked_since_reap_ >= 1024) ReapUnfinished(false);
-}
-
-void Session::ReapUnfinished(bool all) {
-  tracked_since_reap_ = 0;
-  Backend& bk = server_->backend();
-  while (!unfinished_.empty() && bk.EventStatus(unfinished_.front()) <= CL_COMPLETE) {
-    bk.Release(ObjType::Event, unfinished_.front());
-    unfinished_.pop_front();
-  }
-  if (all) {
-    std::erase_if(unfinished_, [&](BkEvent* e) {
-      if (bk.EventStatus(e) > CL_COMPLETE) return false;
-      bk.Release(ObjType::Event, e);
-      return true;
-    });
-  }
-  in_flight_.store(unfinished_.size(), std::memory_order_relaxed);
+  // The driver's own callback (late, but free while it waits): a status query or a watched
+  // event per command cost the launch rate dearly on NVIDIA.
+  in_flight_->fetch_add(1, std::memory_order_relaxed);
+  server_->backend().OnCompleteLazy(ev, [n = in_flight_](int32_t) {
+    n->fetch_sub(1, std::memory_order_relaxed);
+  });
 }
 
 bool Session::ChargeMemory(uint64_t size) {
@@ -447,9 +437,6 @@ void Session::ReleaseAll() {
     server_->backend().Release(ObjType::Queue, q);
   }
   exec_queues_.clear();
-  for (BkEvent* e : unfinished_) server_->backend().Release(ObjType::Event, e);
-  unfinished_.clear();
-  in_flight_ = 0;
   for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Mem,
                     ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
@@ -1292,13 +1279,22 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       Status ws = bk.Wait(std::span<BkEvent* const>(&e, 1));
       int32_t st = ws.ok() ? bk.EventStatus(e) : ws.code();
       if (st == CL_COMPLETE) {
-        std::vector<uint8_t> data;
-        Writer w(&data);
-        w.u64(0);
-        data.insert(data.end(), dst->begin(), dst->end());
-        out->Push(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                  std::move(data));
-        SendReply(*out, rop, tag, Status::Ok());
+        // The data and the reply in one write.
+        const std::vector<uint8_t> reply = ReplyBody(Status::Ok(), {});
+        std::vector<uint8_t> frames(2 * proto::kHeaderSize + 8 + dst->size() + reply.size());
+        uint8_t* p = frames.data();
+        proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(8 + dst->size()),
+                                        static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
+                            p);
+        p += proto::kHeaderSize;
+        proto::PutLE(p, 0, 8);
+        p += 8;
+        if (!dst->empty()) std::memcpy(p, dst->data(), dst->size());
+        p += dst->size();
+        proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(reply.size()), rop, proto::kFlagReply, tag}, p);
+        p += proto::kHeaderSize;
+        std::memcpy(p, reply.data(), reply.size());
+        out->PushFramed(std::move(frames));
       } else {
         SendReply(*out, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
       }
@@ -1383,7 +1379,6 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
     // the shortest path from the device's completion to the answer.
     Status s = server_->backend().Finish(static_cast<BkQueue*>((*q)->handle));
-    ReapUnfinished(false);
     Reply(h, s);
     return Status::Ok();
   }

@@ -35,6 +35,8 @@ class Outbox {
  public:
   explicit Outbox(proto::Stream* stream) : stream_(stream) {}
   void Push(proto::FrameHeader h, std::vector<uint8_t> body);
+  // Frames already encoded back to back (header and body each), sent as one write.
+  void PushFramed(std::vector<uint8_t> frames);
   // A chunk of bulk data `data[off, off+len)` preceded by `prefix` in one frame.
   void PushBulk(proto::FrameHeader h, std::vector<uint8_t> prefix, Bytes data, size_t off,
                 size_t len);
@@ -93,7 +95,7 @@ class Session {
   const Tenant* tenant() const { return tenant_.load(); }
   const std::string& peer() const { return peer_; }
   uint64_t Commands() const { return stats_.commands.load(); }
-  uint64_t CommandsInFlight() const { return in_flight_.load(); }
+  uint64_t CommandsInFlight() const { return in_flight_->load(); }
 
  private:
   struct Entry {
@@ -158,12 +160,8 @@ class Session {
   void RefundMemory(uint64_t size);
   // Backpressure: waits while the session has too much unfinished or unsent work.
   bool WaitForRoom();
-  // Commands handed to the device: their events are kept, oldest first, and dropped once
-  // complete (Reap), instead of a completion callback per command, which cost the backend's
-  // watcher a status query per command on every sweep.
+  // Counts a command handed to the device until it completes (backpressure, status).
   void TrackUnfinished(BkEvent* ev);
-  // Drops complete commands from the front; with `all`, from anywhere (out-of-order queues).
-  void ReapUnfinished(bool all);
   // Whether the reader may block on the device for a client that waits (clFinish,
   // clWaitForEvents, a blocking read) instead of handing the answer to the backend's
   // completion thread: one thread hand-off less per synchronous call. Safe when no command
@@ -197,8 +195,8 @@ class Session {
   bool hello_done_ = false;
   std::string client_name_;
   std::atomic<const Tenant*> tenant_{nullptr};
-  // Commands handed to the device and not yet seen complete (read by status queries).
-  std::atomic<uint64_t> in_flight_{0};
+  // Commands handed to the device and not yet seen complete; shared with their callbacks.
+  std::shared_ptr<std::atomic<uint64_t>> in_flight_ = std::make_shared<std::atomic<uint64_t>>(0);
 
   // rgpud's own queue per (context id, device) for launches the scheduler holds back.
   Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device);
@@ -208,8 +206,6 @@ class Session {
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, Entry> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
-  std::deque<BkEvent*> unfinished_;  // one reference each; see TrackUnfinished
-  size_t tracked_since_reap_ = 0;
   size_t unset_user_events_ = 0;     // user events created and not yet set
   std::atomic<size_t> live_objects_{0};
   SessionStats stats_;

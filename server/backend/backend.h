@@ -176,6 +176,9 @@ class Backend {
   virtual int32_t EventStatus(BkEvent* e) = 0;
   // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
   virtual void OnComplete(BkEvent* e, CompletionFn fn) = 0;
+  // The same for bookkeeping that may learn of the completion late (tens of milliseconds:
+  // the driver's own event callbacks), in exchange for costing nothing while it waits.
+  virtual void OnCompleteLazy(BkEvent* e, CompletionFn fn) { OnComplete(e, std::move(fn)); }
 
   virtual void Retain(proto::ObjType type, void* handle) = 0;
   virtual void Release(proto::ObjType type, void* handle) = 0;

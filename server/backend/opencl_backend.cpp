@@ -540,6 +540,21 @@ class OpenCLBackend final : public Backend {
   }
 
   void OnComplete(BkEvent* e, CompletionFn fn) override { watcher_.Watch(E(e), std::move(fn)); }
+  void OnCompleteLazy(BkEvent* e, CompletionFn fn) override {
+    auto* box = new CompletionFn(std::move(fn));
+    cl_int err = clSetEventCallback(
+        E(e), CL_COMPLETE,
+        [](cl_event, cl_int status, void* p) {
+          std::unique_ptr<CompletionFn> f(static_cast<CompletionFn*>(p));
+          (*f)(status);
+        },
+        box);
+    if (err != CL_SUCCESS) {  // cannot happen for a valid event; never lose the call
+      fn = std::move(*box);
+      delete box;
+      watcher_.Watch(E(e), std::move(fn));
+    }
+  }
 
 
   void Retain(proto::ObjType type, void* h) override {

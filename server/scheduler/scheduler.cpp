@@ -148,7 +148,10 @@ int Scheduler::ActiveTenants() {
 
 void Scheduler::Account(const std::string& tenant, BkEvent* ev, bool slice) {
   auto t = backend_->Profiling(ev);
-  uint64_t ns = t.ok() && t->end > t->start ? t->end - t->start : 0;
+  Account(tenant, t.ok() && t->end > t->start ? t->end - t->start : 0, slice);
+}
+
+void Scheduler::Account(const std::string& tenant, uint64_t ns, bool slice) {
   std::lock_guard lk(mu_);
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return;
@@ -261,19 +264,30 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
 }
 
 void Scheduler::Harvest() {
+  // One harvester at a time (session threads and the dispatcher both call this): the front
+  // event is queried outside mu_, and only its harvester may release it.
+  std::unique_lock one(harvest_mu_, std::try_to_lock);
+  if (!one.owns_lock()) return;
   for (;;) {
     DirectLaunch d;
     {
       std::lock_guard lk(mu_);
       if (direct_.empty()) return;
       d = direct_.front();
-      int32_t st = backend_->EventStatus(d.event);
-      if (st > CL_COMPLETE) return;  // the oldest is still running: look again later
+    }
+    // Profiling times exist only once a command is complete, so asking for them is also the
+    // completion test: no status query per launch (each costs the driver more than the
+    // times do). A failed command has no times; only then is its status asked.
+    auto t = backend_->Profiling(d.event);
+    if (!t.ok() && backend_->EventStatus(d.event) > CL_COMPLETE) return;  // still running
+    {
+      std::lock_guard lk(mu_);
+      if (direct_.empty() || direct_.front().event != d.event) return;
       direct_.pop_front();
       auto it = tenants_.find(d.tenant);
       if (it != tenants_.end()) it->second.in_flight--;
     }
-    Account(d.tenant, d.event, false);
+    Account(d.tenant, t.ok() && t->end > t->start ? t->end - t->start : 0, false);
     backend_->Release(proto::ObjType::Event, d.event);
     cv_.notify_all();
   }

@@ -130,6 +130,7 @@ class Scheduler {
   Result<LaunchResult> SplitInPlace(LaunchRequest& req, size_t slices);
   Result<LaunchResult> Hold(LaunchRequest& req);
   void Account(const std::string& tenant, BkEvent* ev, bool slice);
+  void Account(const std::string& tenant, uint64_t device_ns, bool slice);
   // Accounts direct launches that have completed, oldest first, without waiting. Direct
   // launches are harvested rather than given a completion callback each: a callback costs
   // the driver a thread hand-off per launch, which showed in the launch rate.
@@ -161,6 +162,7 @@ class Scheduler {
     std::string tenant;
   };
   std::deque<DirectLaunch> direct_;                 // GUARDED_BY(mu_)
+  std::mutex harvest_mu_;                           // held by the one thread in Harvest
   bool stop_ = false;                               // GUARDED_BY(mu_)
   std::thread dispatcher_;
 };
