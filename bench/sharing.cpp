@@ -514,7 +514,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
                                 "--platform", device_platform_, "--policy", policy,
                                 "--alpha", std::to_string(opt_.alpha), "--quantum-us", quantum,
                                 "--metrics", "127.0.0.1:" + std::to_string(metrics_port),
-                                "--log-level", "warn"};
+                                "--log-level", "info"};
   // rgpud holds the device as one ordinary process: no MPS variables reach it.
   pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
   for (int i = 0; !fs::exists(sock); ++i) {
@@ -751,8 +751,13 @@ int Bench::Main() {
       kill(pid, SIGTERM);
       if (WaitFor(pid, 15) != 0) me.describe["exit"] = "rgpud did not stop cleanly";
     }
-    if (me.describe.contains("log"))  // rgpud's own account of the run (warnings only)
-      me.describe["rgpud_log_tail"] = Tail(me.describe["log"].get<std::string>(), 1500);
+    if (me.describe.contains("log")) {  // rgpud's own account: sessions, per-tenant scheduling
+      const fs::path log = me.describe["log"].get<std::string>();
+      me.describe["rgpud_log_tail"] = Tail(log, 3000);
+      std::error_code ec;
+      fs::copy_file(log, fs::path(opt_.out) / ("rgpud-" + mode.substr(0, mode.find(':')) + ".log"),
+                    fs::copy_options::overwrite_existing, ec);
+    }
     doc["modes"][mode] = me.describe;
     save();
   }

@@ -95,7 +95,7 @@ class Session {
   const Tenant* tenant() const { return tenant_.load(); }
   const std::string& peer() const { return peer_; }
   uint64_t Commands() const { return stats_.commands.load(); }
-  uint64_t CommandsInFlight() const { return in_flight_->load(); }
+  uint64_t CommandsInFlight() const { return in_flight_.load(); }
 
  private:
   struct Entry {
@@ -160,8 +160,13 @@ class Session {
   void RefundMemory(uint64_t size);
   // Backpressure: waits while the session has too much unfinished or unsent work.
   bool WaitForRoom();
-  // Counts a command handed to the device until it completes (backpressure, status).
+  // Counts a command handed to the device until it completes (backpressure, status). Its
+  // event, when it has one (a launch may not: see Scheduler::Direct), is kept as a
+  // checkpoint: once complete, the commands counted before it are taken as complete too
+  // (exact for in-order queues; for a bound on what a client may queue, close enough).
   void TrackUnfinished(BkEvent* ev);
+  // Drops complete checkpoints from the front; with `all`, from anywhere.
+  void ReapUnfinished(bool all);
   // Whether the reader may block on the device for a client that waits (clFinish,
   // clWaitForEvents, a blocking read) instead of handing the answer to the backend's
   // completion thread: one thread hand-off less per synchronous call. Safe when no command
@@ -195,8 +200,8 @@ class Session {
   bool hello_done_ = false;
   std::string client_name_;
   std::atomic<const Tenant*> tenant_{nullptr};
-  // Commands handed to the device and not yet seen complete; shared with their callbacks.
-  std::shared_ptr<std::atomic<uint64_t>> in_flight_ = std::make_shared<std::atomic<uint64_t>>(0);
+  // Commands handed to the device and not yet seen complete (read by status queries).
+  std::atomic<uint64_t> in_flight_{0};
 
   // rgpud's own queue per (context id, device) for launches the scheduler holds back.
   Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device);
@@ -207,6 +212,13 @@ class Session {
   std::unordered_map<uint64_t, Entry> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
   size_t unset_user_events_ = 0;     // user events created and not yet set
+  struct Checkpoint {
+    BkEvent* event;  // one reference
+    uint64_t seq;    // the command's number among those issued
+  };
+  std::deque<Checkpoint> checkpoints_;  // see TrackUnfinished
+  uint64_t issued_ = 0, completed_ = 0;
+  size_t tracked_since_reap_ = 0;
   std::atomic<size_t> live_objects_{0};
   SessionStats stats_;
 };

@@ -153,9 +153,11 @@ class Backend {
                                 size_t offset, size_t size, WaitList waits) = 0;
   // Sets every argument, then launches. Arguments are applied at launch time so that a
   // scheduler may hold a launch back without later SetKernelArg calls changing it.
+  // `want_event` false: no event is made and the result is nullptr (an event costs NVIDIA's
+  // driver about as much as the launch itself: rgpu-probe-driver).
   virtual Result<BkEvent*> Launch(BkQueue* q, BkKernel* k,
                                   std::span<const KernelArgValue> args, const NDRange& range,
-                                  WaitList waits) = 0;
+                                  WaitList waits, bool want_event = true) = 0;
   virtual Result<BkEvent*> Marker(BkQueue* q, WaitList waits) = 0;
   virtual Result<BkEvent*> Barrier(BkQueue* q, WaitList waits) = 0;
   virtual Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,
@@ -176,9 +178,6 @@ class Backend {
   virtual int32_t EventStatus(BkEvent* e) = 0;
   // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
   virtual void OnComplete(BkEvent* e, CompletionFn fn) = 0;
-  // The same for bookkeeping that may learn of the completion late (tens of milliseconds:
-  // the driver's own event callbacks), in exchange for costing nothing while it waits.
-  virtual void OnCompleteLazy(BkEvent* e, CompletionFn fn) { OnComplete(e, std::move(fn)); }
 
   virtual void Retain(proto::ObjType type, void* handle) = 0;
   virtual void Release(proto::ObjType type, void* handle) = 0;

@@ -437,7 +437,7 @@ class OpenCLBackend final : public Backend {
   }
 
   Result<BkEvent*> Launch(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
-                          const NDRange& range, WaitList waits) override {
+                          const NDRange& range, WaitList waits, bool want_event) override {
     for (size_t i = 0; i < args.size(); ++i) {
       const auto& a = args[i];
       cl_int err = CL_SUCCESS;
@@ -463,9 +463,9 @@ class OpenCLBackend final : public Backend {
     cl_int err = clEnqueueNDRangeKernel(Q(q), K(k), range.dims,
                                         range.has_offset ? range.offset : nullptr, range.global,
                                         range.has_local ? range.local : nullptr, w.size(),
-                                        w.empty() ? nullptr : w.data(), &ev);
+                                        w.empty() ? nullptr : w.data(), want_event ? &ev : nullptr);
     if (err != CL_SUCCESS) return Fail(err, "clEnqueueNDRangeKernel");
-    return Wrap<BkEvent>(ev);
+    return want_event ? Wrap<BkEvent>(ev) : nullptr;
   }
 
   Result<BkEvent*> Marker(BkQueue* q, WaitList waits) override {
@@ -540,21 +540,6 @@ class OpenCLBackend final : public Backend {
   }
 
   void OnComplete(BkEvent* e, CompletionFn fn) override { watcher_.Watch(E(e), std::move(fn)); }
-  void OnCompleteLazy(BkEvent* e, CompletionFn fn) override {
-    auto* box = new CompletionFn(std::move(fn));
-    cl_int err = clSetEventCallback(
-        E(e), CL_COMPLETE,
-        [](cl_event, cl_int status, void* p) {
-          std::unique_ptr<CompletionFn> f(static_cast<CompletionFn*>(p));
-          (*f)(status);
-        },
-        box);
-    if (err != CL_SUCCESS) {  // cannot happen for a valid event; never lose the call
-      fn = std::move(*box);
-      delete box;
-      watcher_.Watch(E(e), std::move(fn));
-    }
-  }
 
 
   void Retain(proto::ObjType type, void* h) override {

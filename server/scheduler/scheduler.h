@@ -70,10 +70,11 @@ struct LaunchRequest {
   const slicer::KernelInfo* slice_info = nullptr;  // null: the program was not rewritten
   NDRange range;
   std::vector<BkEvent*> waits;
+  bool want_event = true;          // the application asked for the launch's event
 };
 
 struct LaunchResult {
-  BkEvent* event = nullptr;  // one reference for the caller
+  BkEvent* event = nullptr;  // one reference for the caller; null only if !want_event
   std::shared_ptr<LaunchTimes> times;  // set when the event's own profiling is not the kernel's
 };
 
@@ -84,6 +85,8 @@ struct SchedUsage {
   uint64_t launches = 0;
   uint64_t slices = 0;
   uint64_t unsliceable = 0;  // launches that had to run whole under a slicing policy
+  // Latency-critical tenants: launches that found best-effort slices on the device.
+  uint64_t behind_slices = 0;
 };
 
 class Scheduler {
@@ -153,13 +156,36 @@ class Scheduler {
   // Measured device ns per fine slice of each kernel (EWMA), by dispatcher kernel handle.
   std::unordered_map<BkKernel*, double> cost_ns_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
+  // Whose held slices those are: one tenant's at a time, so that no two tenants' slices
+  // share the device (each slice's profiled time is then its tenant's alone: the fair clock
+  // and the accounting stay exact, where overlapping contexts would time-slice and both be
+  // charged for the overlap).
+  const TenantState* on_device_ = nullptr;          // GUARDED_BY(mu_)
   // When the held slices on the device are expected to be done (from their measured cost).
   std::chrono::steady_clock::time_point held_busy_until_{};  // GUARDED_BY(mu_)
   // The dispatcher's next timed look (a best-effort slice waiting out a gap kept free).
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
+  // What a direct launch costs on the device, by kernel and work-items (EWMA of measured
+  // launches; the launches between two measured ones are charged this).
+  struct CostKey {
+    BkKernel* kernel;
+    size_t items;
+    bool operator==(const CostKey&) const = default;
+  };
+  struct CostKeyHash {
+    size_t operator()(const CostKey& k) const {
+      return std::hash<const void*>()(k.kernel) ^ (std::hash<size_t>()(k.items) * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  struct LaunchCost {
+    double ns = 0;
+    uint32_t since_sample = 0;
+  };
+  std::unordered_map<CostKey, LaunchCost, CostKeyHash> launch_cost_;  // GUARDED_BY(mu_)
   struct DirectLaunch {
     BkEvent* event;
     std::string tenant;
+    CostKey cost_key;
   };
   std::deque<DirectLaunch> direct_;                 // GUARDED_BY(mu_)
   std::mutex harvest_mu_;                           // held by the one thread in Harvest

@@ -270,11 +270,16 @@ Result<BkEvent*> FakeBackend::Fill(BkQueue* q, BkMem* m, const std::vector<uint8
 }
 
 Result<BkEvent*> FakeBackend::Launch(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
-                                     const NDRange& range, WaitList waits) {
+                                     const NDRange& range, WaitList waits, bool want_event) {
   O(k, ObjType::Kernel);
   for (const auto& a : args)
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) O(a.mem, ObjType::Mem);
   if (range.dims < 1 || range.dims > 3) return Bad(CL_INVALID_WORK_DIMENSION, "dims");
+  if (!want_event) {
+    O(q, ObjType::Queue);
+    for (auto* w : waits) O(w, ObjType::Event);
+    return static_cast<BkEvent*>(nullptr);
+  }
   return Done(q, waits);
 }
 

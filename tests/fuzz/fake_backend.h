@@ -76,7 +76,8 @@ class FakeBackend : public server::Backend {
                                 server::WaitList waits) override;
   Result<server::BkEvent*> Launch(server::BkQueue* q, server::BkKernel* k,
                                   std::span<const server::KernelArgValue> args,
-                                  const server::NDRange& range, server::WaitList waits) override;
+                                  const server::NDRange& range, server::WaitList waits,
+                                  bool want_event = true) override;
   Result<server::BkEvent*> Marker(server::BkQueue* q, server::WaitList waits) override;
   Result<server::BkEvent*> Barrier(server::BkQueue* q, server::WaitList waits) override;
   Result<server::BkEvent*> Migrate(server::BkQueue* q, std::span<server::BkMem* const> mems,
