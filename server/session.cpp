@@ -1203,12 +1203,16 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     dst = server_->buffers().Acquire(size);
     dst->resize(size);
   }
+  // A client blocked on a small read gets it from this thread as soon as the device is done:
+  // no hand-off to the completion thread, none to the outbox's writer.
+  const bool inline_read = dst && (h.flags & proto::kFlagWaiting) && size <= kInlineReadMax &&
+                           CanWaitInline();
   switch (op) {
     case Op::WriteBuffer:
       ev = bk.Write(queue, ma, off_a, blob, waits);
       break;
     case Op::ReadBuffer:
-      ev = bk.Read(queue, ma, off_a, size, dst, waits);
+      ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
       break;
     case Op::CopyBuffer:
       ev = bk.Copy(queue, ma, mb, off_a, off_b, size, waits);
@@ -1301,12 +1305,13 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     auto out = outbox_;
     uint16_t rop = h.op;
     uint64_t tag = h.tag;
-    // A client blocked on a small read gets it from this thread as soon as the device is
-    // done: no hand-off to the completion thread, none to the outbox's writer.
-    if ((h.flags & proto::kFlagWaiting) && dst->size() <= kInlineReadMax && CanWaitInline()) {
-      bk.Flush(queue);
+    if (inline_read) {
       BkEvent* e = *ev;
-      Status ws = bk.Wait(std::span<BkEvent* const>(&e, 1));
+      Status ws = Status::Ok();
+      if (op != Op::ReadBuffer) {  // ReadBuffer was a blocking read already
+        bk.Flush(queue);
+        ws = bk.Wait(std::span<BkEvent* const>(&e, 1));
+      }
       int32_t st = ws.ok() ? bk.EventStatus(e) : ws.code();
       if (st == CL_COMPLETE) {
         // The data and the reply in one write.

@@ -139,8 +139,10 @@ class Backend {
   // --- commands: each returns the command's event (one reference for the caller) ---
   virtual Result<BkEvent*> Write(BkQueue* q, BkMem* m, size_t offset, Bytes data,
                                  WaitList waits) = 0;
+  // `blocking`: returns once the data is in `dst` (NVIDIA's blocking read of a few bytes takes
+  // 7 us where a non-blocking one and a wait take several times that).
   virtual Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
-                                WaitList waits) = 0;
+                                WaitList waits, bool blocking = false) = 0;
   virtual Result<BkEvent*> Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off,
                                 size_t dst_off, size_t size, WaitList waits) = 0;
   virtual Result<BkEvent*> WriteRect(BkQueue* q, BkMem* m, const Rect& r, Bytes data,

@@ -368,13 +368,13 @@ class OpenCLBackend final : public Backend {
   }
 
   Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
-                        WaitList waits) override {
+                        WaitList waits, bool blocking) override {
     cl_event ev;
     auto w = Waits(waits);
-    cl_int err = clEnqueueReadBuffer(Q(q), M(m), CL_FALSE, offset, size, dst->data(), w.size(),
-                                     w.empty() ? nullptr : w.data(), &ev);
+    cl_int err = clEnqueueReadBuffer(Q(q), M(m), blocking ? CL_TRUE : CL_FALSE, offset, size,
+                                     dst->data(), w.size(), w.empty() ? nullptr : w.data(), &ev);
     if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBuffer");
-    KeepAlive(ev, std::move(dst));
+    if (!blocking) KeepAlive(ev, std::move(dst));
     return Wrap<BkEvent>(ev);
   }
 

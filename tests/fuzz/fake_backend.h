@@ -59,7 +59,8 @@ class FakeBackend : public server::Backend {
   Result<server::BkEvent*> Write(server::BkQueue* q, server::BkMem* m, size_t offset,
                                  server::Bytes data, server::WaitList waits) override;
   Result<server::BkEvent*> Read(server::BkQueue* q, server::BkMem* m, size_t offset,
-                                size_t size, server::Bytes dst, server::WaitList waits) override;
+                                size_t size, server::Bytes dst, server::WaitList waits,
+                                bool blocking = false) override;
   Result<server::BkEvent*> Copy(server::BkQueue* q, server::BkMem* src, server::BkMem* dst,
                                 size_t src_off, size_t dst_off, size_t size,
                                 server::WaitList waits) override;
