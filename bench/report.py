@@ -33,6 +33,29 @@ def sections(markdown):
     return out
 
 
+def driver_costs(paths):
+    """rgpu-probe-driver's JSON files as one table: microseconds per call, one column each."""
+    import json
+    runs = [json.loads(p.read_text()) for p in paths]
+    labels = {
+        "launch_no_event": "clEnqueueNDRangeKernel, no event",
+        "launch_with_event": "clEnqueueNDRangeKernel with an event",
+        "launch_with_event_and_setarg": "the same after clSetKernelArg",
+        "launch_with_event_and_callback": "the same plus clSetEventCallback",
+        "status_query_in_flight": "event status query, command in flight",
+        "status_query_complete": "event status query, command complete",
+        "profiling_start_end_complete": "profiling START and END of a complete command",
+        "retain_release": "clRetainEvent + clReleaseEvent",
+        "launch_then_finish": "one launch then clFinish",
+    }
+    head = "| call (µs per call, mean) | " + " | ".join(f"{r['device']} ({r['platform']})" for r in runs) + " |"
+    rows = [head, "|---|" + "---:|" * len(runs)]
+    for key, label in labels.items():
+        rows.append(f"| {label} | " + " | ".join(f"{r['us'].get(key, float('nan')):.2f}" for r in runs) + " |")
+    rows.append(f"\n{runs[0]['count']} calls each (`rgpu-probe-driver --platform NAME`).")
+    return "### Driver calls per command\n\n" + "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("result_dir", type=pathlib.Path)
@@ -45,6 +68,9 @@ def main():
     docs = args.docs or pathlib.Path({"overhead": "docs/performance.md", "sharing": "docs/scheduling.md"}[args.bench])
     prefix = args.region or args.bench
     parts = sections((args.result_dir / f"{args.bench}.md").read_text())
+    probes = sorted(args.result_dir.glob("probe-*.json"))
+    if probes:
+        parts["driver-costs"] = driver_costs(probes)
     text = docs.read_text()
     missing = []
 
