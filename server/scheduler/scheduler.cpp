@@ -155,18 +155,18 @@ int Scheduler::ActiveTenants() {
   return n;
 }
 
-void Scheduler::Account(const std::string& tenant, BkEvent* ev, bool slice) {
-  auto t = backend_->Profiling(ev);
-  Account(tenant, t.ok() && t->end > t->start ? t->end - t->start : 0, slice);
+void Scheduler::Completed(uint64_t seq, const std::string& tenant, const ProfilingTimes* t) {
+  // A kernel's END - START spans other tenants' turns on the device; the ledger charges each
+  // tenant its share of every instant, once every launch that could overlap is done.
+  auto charges = t && t->end > t->start ? ledger_.Report(seq, tenant, t->start, t->end) : ledger_.Drop(seq);
+  for (const auto& c : charges) Charge(c.tenant, c.ns);
 }
 
-void Scheduler::Account(const std::string& tenant, uint64_t ns, bool slice) {
-  std::lock_guard lk(mu_);
+void Scheduler::Charge(const std::string& tenant, uint64_t ns) {
   auto it = tenants_.find(tenant);
   if (it == tenants_.end()) return;
   it->second.usage.device_ns += ns;
-  it->second.vtime += ns / it->second.usage.weight;
-  if (slice) it->second.usage.slices++;
+  it->second.vtime += ns / it->second.usage.weight;  // the fair clock runs on what is charged
   if (on_device_time) on_device_time(it->second.tenant, ns);
 }
 
@@ -248,8 +248,10 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   const CostKey ck{req.kernel, items};
   bool latency_critical, need_event = true;
   double estimate_ns = 0;
+  uint64_t seq;
   {
     std::lock_guard lk(mu_);
+    seq = ledger_.Submit();
     TenantState& st = StateFor(req);
     latency_critical = st.priority == Priority::LatencyCritical;
     if (!req.want_event && !latency_critical && req.queue_in_order) {
@@ -264,12 +266,15 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     }
   }
   auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, need_event);
-  if (!ev.ok()) return ev.status();
   const std::string& key = req.tenant_key;
-  if (!*ev) {
-    Account(key, static_cast<uint64_t>(estimate_ns), false);
-    return LaunchResult{nullptr, nullptr};
+  if (!ev.ok() || !*ev) {
+    // No interval to report: done for the ledger at once, so it never holds up the others.
+    std::lock_guard lk(mu_);
+    Completed(seq, key, nullptr);
+    if (ev.ok()) Charge(key, static_cast<uint64_t>(estimate_ns));
   }
+  if (!ev.ok()) return ev.status();
+  if (!*ev) return LaunchResult{nullptr, nullptr};
   bool harvest_due = false;
   {
     std::lock_guard lk(mu_);
@@ -278,7 +283,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     if (latency_critical && device_in_flight_ > 0) st.usage.behind_slices++;
     if (!latency_critical) {
       backend_->Retain(proto::ObjType::Event, *ev);  // held until harvested
-      direct_.push_back({*ev, key, ck});
+      direct_.push_back({*ev, key, ck, seq});
       // The dispatcher harvests every 20 ms; a burst of launches harvests every 256, which
       // bounds the events held without asking the driver for a status on every launch.
       harvest_due = direct_.size() % 256 == 0;
@@ -286,9 +291,10 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   }
   if (latency_critical) {
     // The dispatcher holds best-effort slices back while this runs: tell it the moment it ends.
-    backend_->OnComplete(*ev, [this, key, e = *ev](int32_t) {
-      Account(key, e, false);
+    backend_->OnComplete(*ev, [this, key, seq, e = *ev](int32_t) {
+      auto t = backend_->Profiling(e);
       std::lock_guard lk(mu_);
+      Completed(seq, key, t.ok() ? &*t : nullptr);
       auto it = tenants_.find(key);
       if (it != tenants_.end()) it->second.in_flight--;
       cv_.notify_all();
@@ -328,8 +334,8 @@ void Scheduler::Harvest() {
         auto [c, fresh] = launch_cost_.try_emplace(d.cost_key, LaunchCost{static_cast<double>(ns), 0});
         if (!fresh) c->second.ns = 0.7 * c->second.ns + 0.3 * ns;
       }
+      Completed(d.seq, d.tenant, t.ok() ? &*t : nullptr);
     }
-    Account(d.tenant, ns, false);
     backend_->Release(proto::ObjType::Event, d.event);
     cv_.notify_all();
   }
@@ -368,8 +374,17 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
     args.push_back(HiddenArg(slicer::HiddenArgForSlice(p.launch, p.slices[i])));
     // In an in-order queue the slices follow each other; out of order, each keeps the wait list.
     WaitList waits = (i == 0 || !req.queue_in_order) ? WaitList(req.waits) : WaitList();
+    uint64_t seq;
+    {
+      std::lock_guard lk(mu_);
+      seq = ledger_.Submit();
+    }
     auto ev = backend_->Launch(req.queue, req.kernel, args, RangeOf(p.launch, p.slices[i]), waits);
     if (!ev.ok()) {
+      {
+        std::lock_guard lk(mu_);
+        Completed(seq, key, nullptr);
+      }
       for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
       return ev.status();
     }
@@ -378,9 +393,8 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
       std::lock_guard lk(mu_);
       StateFor(req).in_flight++;
     }
-    backend_->OnComplete(*ev, [this, key, e = *ev, agg, times](int32_t) {
+    backend_->OnComplete(*ev, [this, key, seq, e = *ev, agg, times](int32_t) {
       auto t = backend_->Profiling(e);
-      Account(key, e, true);
       bool last;
       {
         std::lock_guard lk(agg->mu);
@@ -400,8 +414,12 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
         times->ready = true;
       }
       std::lock_guard lk(mu_);
+      Completed(seq, key, t.ok() ? &*t : nullptr);
       auto it = tenants_.find(key);
-      if (it != tenants_.end()) it->second.in_flight--;
+      if (it != tenants_.end()) {
+        it->second.usage.slices++;
+        it->second.in_flight--;
+      }
       cv_.notify_all();
     });
   }
@@ -591,6 +609,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   h->in_flight++;
   pick->in_flight++;
   device_in_flight_++;
+  const uint64_t seq = ledger_.Submit();
   on_device_ = pick;
   lk.unlock();
 
@@ -610,35 +629,35 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   auto ev = backend_->Launch(h->req.exec_queue, h->req.sched_kernel, args, range, {});
   if (!ev.ok()) {
     spdlog::debug("held launch failed: {}", ev.status().message());
-    SliceDone(h, count, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
+    SliceDone(h, count, seq, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
   } else {
     backend_->Flush(h->req.exec_queue);
-    backend_->OnComplete(*ev, [this, h, count, e = *ev](int32_t st) { SliceDone(h, count, st, e); });
+    backend_->OnComplete(*ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); });
     backend_->Release(proto::ObjType::Event, *ev);
   }
   lk.lock();
   return true;
 }
 
-void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, int32_t status, BkEvent* ev) {
+void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, int32_t status, BkEvent* ev) {
   uint64_t ns = 0;
   ProfilingTimes t;
+  bool timed = false;
   if (ev) {
     auto p = backend_->Profiling(ev);
     if (p.ok()) {
       t = *p;
+      timed = true;
       ns = t.end > t.start ? t.end - t.start : 0;
     }
   }
   std::lock_guard lk(mu_);
+  Completed(seq, h->tenant, timed ? &t : nullptr);
   auto it = tenants_.find(h->tenant);
   if (it != tenants_.end()) {
     TenantState& st = it->second;
-    st.usage.device_ns += ns;
     if (h->sliceable) st.usage.slices++;
-    st.vtime += ns / st.usage.weight;
     st.in_flight--;
-    if (on_device_time) on_device_time(st.tenant, ns);
   }
   device_in_flight_--;
   // Nothing of ours left on the device: whatever the estimate said, it is free now.

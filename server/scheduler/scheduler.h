@@ -10,7 +10,8 @@
 //            sized from the kernel's measured cost to run about one quantum; latency-critical
 //            tenants go first. A tenant alone on the device launches directly.
 //
-// Every policy measures device time per tenant from profiling events (accounting).
+// Every policy measures device time per tenant from profiling events (accounting): the
+// DeviceLedger (ledger.h) shares each instant among the tenants with a kernel running then.
 //
 // Threading: Submit and CancelSession are called from session threads; the dispatcher thread
 // feeds held launches to the device; completion callbacks run on backend threads. All shared
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "server/backend/backend.h"
+#include "server/scheduler/ledger.h"
 #include "server/scheduler/slicer.h"
 #include "server/tenant.h"
 
@@ -132,8 +134,12 @@ class Scheduler {
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
   Result<LaunchResult> SplitInPlace(LaunchRequest& req, size_t slices);
   Result<LaunchResult> Hold(LaunchRequest& req);
-  void Account(const std::string& tenant, BkEvent* ev, bool slice);
-  void Account(const std::string& tenant, uint64_t device_ns, bool slice);
+  // Accounting. Every launch takes a ledger sequence number (under mu_) before it goes to
+  // the device, and reports through Completed once it is done: with its profiling times, or
+  // null when it has none (failed, or launched without an event: those are charged an
+  // estimate directly with Charge). The ledger's settlements are charged through Charge.
+  void Completed(uint64_t seq, const std::string& tenant, const ProfilingTimes* t);  // requires mu_
+  void Charge(const std::string& tenant, uint64_t device_ns);                         // requires mu_
   // Accounts direct launches that have completed, oldest first, without waiting. Direct
   // launches are harvested rather than given a completion callback each: a callback costs
   // the driver a thread hand-off per launch, which showed in the launch rate.
@@ -142,7 +148,7 @@ class Scheduler {
   int ActiveTenants();                              // requires mu_
   void DispatchLoop();
   bool DispatchOne(std::unique_lock<std::mutex>& lk);  // requires mu_ held via lk
-  void SliceDone(std::shared_ptr<Held> h, size_t fine_count, int32_t status, BkEvent* ev);
+  void SliceDone(std::shared_ptr<Held> h, size_t fine_count, uint64_t seq, int32_t status, BkEvent* ev);
   void Finish(Held& h, int32_t status);
 
   Backend* backend_;
@@ -156,6 +162,7 @@ class Scheduler {
   // Measured device ns per fine slice of each kernel (EWMA), by dispatcher kernel handle.
   std::unordered_map<BkKernel*, double> cost_ns_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
+  DeviceLedger ledger_;                             // GUARDED_BY(mu_)
   // Whose held slices those are: one tenant's at a time, so that no two tenants' slices
   // share the device (each slice's profiled time is then its tenant's alone: the fair clock
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
@@ -186,6 +193,7 @@ class Scheduler {
     BkEvent* event;
     std::string tenant;
     CostKey cost_key;
+    uint64_t seq;  // ledger sequence number
   };
   std::deque<DirectLaunch> direct_;                 // GUARDED_BY(mu_)
   std::mutex harvest_mu_;                           // held by the one thread in Harvest
