@@ -260,6 +260,8 @@ struct Options {
   size_t be_waves = 1;
   double alpha = 2;
   double quantum_us = 1000;
+  std::string rgpud_log_level = "info";
+  std::string rgpud_args;
   int timeout_s = 120;
   bool quick = false;
 };
@@ -514,7 +516,11 @@ ModeEnv Bench::StartMode(const std::string& mode) {
                                 "--platform", device_platform_, "--policy", policy,
                                 "--alpha", std::to_string(opt_.alpha), "--quantum-us", quantum,
                                 "--metrics", "127.0.0.1:" + std::to_string(metrics_port),
-                                "--log-level", "info"};
+                                "--log-level", opt_.rgpud_log_level};
+  {
+    std::istringstream extra(opt_.rgpud_args);
+    for (std::string a; extra >> a;) argv.push_back(a);
+  }
   // rgpud holds the device as one ordinary process: no MPS variables reach it.
   pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
   for (int i = 0; !fs::exists(sock); ++i) {
@@ -1050,6 +1056,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--alpha", o.alpha, "rgpud seed001: slices per active tenant")->capture_default_str();
   app.add_option("--quantum-us", o.quantum_us, "rgpud fair: slice length")->capture_default_str();
+  app.add_option("--rgpud-log-level", o.rgpud_log_level, "rgpud's --log-level (its log is kept in --out)")
+      ->capture_default_str();
+  app.add_option("--rgpud-args", o.rgpud_args, "More rgpud options, space-separated (e.g. \"--lc-guard-us 300\")");
   app.add_option("--timeout", o.timeout_s, "Seconds a tenant may take to set up (and to finish past its run)")->capture_default_str();
   app.add_flag("--quick", o.quick, "Smoke run (PoCL in CI): short runs, small kernels, no CUDA or MPS");
   CLI11_PARSE(app, argc, argv);

@@ -53,6 +53,17 @@ int main(int argc, char** argv) {
   app.add_option("--quantum-us", opt.sched.quantum_us,
                  "fair: target device time of one slice, in microseconds.")
       ->capture_default_str();
+  app.add_option("--lc-guard-us", opt.sched.lc_guard_us,
+                 "fair: best-effort slices end at least this long before a latency-critical "
+                 "tenant's next launch is due (more when its launches come irregularly).")
+      ->capture_default_str();
+  app.add_option("--lc-rhythm", opt.sched.lc_rhythm,
+                 "fair: plan best-effort slices around the rhythm of latency-critical launches.")
+      ->capture_default_str();
+  app.add_option("--lc-held-depth", opt.sched.lc_held_depth,
+                 "fair: best-effort slices on the device at once while planning around a "
+                 "latency-critical tenant's rhythm.")
+      ->capture_default_str();
   app.add_option("--force-slices", opt.sched.force_slices,
                  "Testing: cut every sliceable launch into this many slices (0 = the policy "
                  "decides).")

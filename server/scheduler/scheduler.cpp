@@ -28,8 +28,7 @@ constexpr size_t kFinePieces = 256;
 constexpr int kRhythmIntervals = 4;
 constexpr auto kRhythmBreak = std::chrono::milliseconds(100);
 // How much earlier than expected a latency-critical launch is allowed for: a few times the
-// measured jitter, plus the device's switch between contexts, at least this much.
-constexpr auto kMinMargin = std::chrono::microseconds(100);
+// measured jitter plus 50 us, at least SchedulerOptions::lc_guard_us.
 // Best-effort slices next to a latency-critical tenant without a rhythm: at most this long,
 // one on the device at a time, so that its launches wait behind one short slice at most.
 constexpr double kShortSliceUs = 250;
@@ -127,6 +126,7 @@ Scheduler::~Scheduler() {
   cv_.notify_all();
   dispatcher_.join();
   for (auto& d : direct_) backend_->Release(proto::ObjType::Event, d.event);
+  for (BkEvent* e : slice_events_) backend_->Release(proto::ObjType::Event, e);
   for (auto& [key, st] : tenants_)
     spdlog::info("tenant {} scheduling ({}): {} launches, {} slices, {} run whole, {:.3f} ms device time, "
                  "{} latency-critical launches behind slices",
@@ -180,6 +180,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     st.usage.launches++;
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
     const auto now = Clock::now();
+    const bool long_idle = was_idle && now - st.last_submit > kActiveWindow;
     if (st.priority == Priority::LatencyCritical) {
       const auto gap = now - st.last_submit;
       if (st.last_submit == Clock::time_point{} || gap > kRhythmBreak) {
@@ -194,6 +195,8 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
           st.period_ns = 0.8 * st.period_ns + 0.2 * ns;
         }
         st.intervals++;
+        spdlog::trace("fair: latency-critical submit after {:.0f} us: period {:.0f} us, jitter {:.0f} us",
+                      ns / 1e3, st.period_ns / 1e3, st.jitter_ns / 1e3);
       }
       cv_.notify_all();  // the dispatcher plans around this tenant's next launch
     }
@@ -216,16 +219,24 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // launches directly: holding costs a round of the dispatcher per slice.
       hold = options_.force_slices > 0 ||
              (st.priority != Priority::LatencyCritical && (others || !st.queue.empty()));
-      if (hold && was_idle) {
-        // A tenant coming back gets no credit for its idle time.
-        double floor = st.vtime;
-        bool any = false;
-        for (auto& [key, o] : tenants_)
-          if (&o != &st && (o.in_flight > 0 || !o.queue.empty())) {
-            floor = any ? std::min(floor, o.vtime) : o.vtime;
-            any = true;
-          }
-        if (any) st.vtime = std::max(st.vtime, floor);
+      // The fair clock of the tenants sharing the device: the least virtual time among
+      // them, never going back.
+      bool any = false;
+      double floor = 0;
+      for (auto& [key, o] : tenants_)
+        if (&o != &st && (o.in_flight > 0 || !o.queue.empty())) {
+          floor = any ? std::min(floor, o.vtime) : o.vtime;
+          any = true;
+        }
+      if (any) vclock_ = std::max(vclock_, floor);
+      if (long_idle) {
+        // Back after a real pause: it starts level with the others, neither credited for the
+        // idle time nor still paying for what it used before it (a tenant busy in an
+        // earlier phase would otherwise wait until newcomers caught up with its past).
+        st.vtime = vclock_;
+      } else if (hold && was_idle && any) {
+        // Between two of its own launches: no credit for the gap.
+        st.vtime = std::max(st.vtime, floor);
       }
     }
   }
@@ -280,7 +291,18 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(req);
     st.in_flight++;
-    if (latency_critical && device_in_flight_ > 0) st.usage.behind_slices++;
+    if (latency_critical) {
+      // Slices the device really has not finished (the watcher may not have seen the end of
+      // one yet): a status query each, cheap.
+      int running = 0;
+      for (BkEvent* e : slice_events_)
+        if (backend_->EventStatus(e) > CL_COMPLETE) ++running;
+      if (running > 0) {
+        st.usage.behind_slices++;
+        spdlog::trace("fair: latency-critical launch behind {} slices, expected busy for {:.0f} us more",
+                      running, std::chrono::duration<double, std::micro>(held_busy_until_ - Clock::now()).count());
+      }
+    }
     if (!latency_critical) {
       backend_->Retain(proto::ObjType::Event, *ev);  // held until harvested
       direct_.push_back({*ev, key, ck, seq});
@@ -508,7 +530,8 @@ std::optional<Scheduler::Expected> Scheduler::NextLatencyCritical(Clock::time_po
     if (st.jitter_ns > st.period_ns / 4) continue;  // no rhythm to plan around
     const auto period = std::chrono::nanoseconds(static_cast<int64_t>(st.period_ns));
     const auto margin = std::max<std::chrono::nanoseconds>(
-        kMinMargin, std::chrono::nanoseconds(static_cast<int64_t>(3 * st.jitter_ns)) + std::chrono::microseconds(50));
+        std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000)),
+        std::chrono::nanoseconds(static_cast<int64_t>(3 * st.jitter_ns)) + std::chrono::microseconds(50));
     auto at = st.last_submit + period;
     // Late beyond its margin: the rhythm is broken for now; plan nothing around it.
     if (now > at + margin) continue;
@@ -573,8 +596,9 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   // into the time before its next launch is due (less a margin), so that it finds the
   // device free instead of waiting for a slice to end; without a rhythm they are short and
   // one at a time.
-  std::optional<Expected> next_lc = (any_lc_active && !pick_lc) ? NextLatencyCritical(now) : std::nullopt;
-  int depth = any_lc_active && !next_lc ? 1 : kHeldDepth;
+  std::optional<Expected> next_lc =
+      (any_lc_active && !pick_lc && options_.lc_rhythm) ? NextLatencyCritical(now) : std::nullopt;
+  int depth = !any_lc_active ? kHeldDepth : next_lc ? options_.lc_held_depth : 1;
   if (device_in_flight_ >= depth) return false;
   if (device_in_flight_ > 0 && on_device_ != pick) return false;  // the other's slices end first
 
@@ -590,6 +614,9 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       const auto from = std::max(now, held_busy_until_);
       const double room_ns =
           std::chrono::duration<double, std::nano>(next_lc->at - next_lc->margin - from).count();
+      spdlog::trace("fair: latency-critical launch due in {:.0f} us, room {:.0f} us, piece {:.0f} us",
+                   std::chrono::duration<double, std::micro>(next_lc->at - now).count(), room_ns / 1e3,
+                   piece_ns / 1e3);
       if (room_ns < piece_ns && now < next_lc->at + next_lc->margin) {
         // Not even one piece fits before the latency-critical launch: keep the device free
         // for it, and look again once it is due (its arrival wakes the dispatcher sooner).
@@ -632,6 +659,11 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     SliceDone(h, count, seq, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
   } else {
     backend_->Flush(h->req.exec_queue);
+    {
+      std::lock_guard g(mu_);
+      backend_->Retain(proto::ObjType::Event, *ev);
+      slice_events_.push_back(*ev);
+    }
     backend_->OnComplete(*ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); });
     backend_->Release(proto::ObjType::Event, *ev);
   }
@@ -652,6 +684,13 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
     }
   }
   std::lock_guard lk(mu_);
+  if (ev) {
+    auto it = std::find(slice_events_.begin(), slice_events_.end(), ev);
+    if (it != slice_events_.end()) {
+      slice_events_.erase(it);
+      backend_->Release(proto::ObjType::Event, ev);
+    }
+  }
   Completed(seq, h->tenant, timed ? &t : nullptr);
   auto it = tenants_.find(h->tenant);
   if (it != tenants_.end()) {

@@ -47,6 +47,9 @@ struct SchedulerOptions {
   Policy policy = Policy::Fair;
   double alpha = 2.0;               // seed001: slices per active tenant
   double quantum_us = 1000.0;       // fair: target device time of one slice
+  double lc_guard_us = 100.0;       // fair: free time kept before a latency-critical launch
+  bool lc_rhythm = true;            // fair: fit best-effort slices before the next one
+  int lc_held_depth = 1;            // fair: held slices on the device at once beside one
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
 };
@@ -162,12 +165,14 @@ class Scheduler {
   // Measured device ns per fine slice of each kernel (EWMA), by dispatcher kernel handle.
   std::unordered_map<BkKernel*, double> cost_ns_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
+  double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
   DeviceLedger ledger_;                             // GUARDED_BY(mu_)
   // Whose held slices those are: one tenant's at a time, so that no two tenants' slices
   // share the device (each slice's profiled time is then its tenant's alone: the fair clock
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
   // charged for the overlap).
   const TenantState* on_device_ = nullptr;          // GUARDED_BY(mu_)
+  std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
   // When the held slices on the device are expected to be done (from their measured cost).
   std::chrono::steady_clock::time_point held_busy_until_{};  // GUARDED_BY(mu_)
   // The dispatcher's next timed look (a best-effort slice waiting out a gap kept free).
