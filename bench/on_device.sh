@@ -12,21 +12,13 @@ out=$2
 shift 2
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$build/lib:${LD_LIBRARY_PATH:-}"
-vendors=/etc/OpenCL/vendors
 {
   date -u +%FT%TZ
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   ls -l /etc/OpenCL/vendors && head -n 5 /etc/OpenCL/vendors/*.icd
   nproc
 } >"$out/device-log.txt" 2>&1
-# Where the image has NVIDIA's OpenCL library but no vendors file for it, write one.
-if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
-  lib=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
-  [ -n "$lib" ] || lib=$(find /usr/lib /usr/lib64 /usr/local /opt -name 'libnvidia-opencl.so.1*' 2>/dev/null | head -1)
-  vendors=$(mktemp -d)
-  cp /etc/OpenCL/vendors/*.icd "$vendors/" 2>/dev/null
-  [ -n "$lib" ] && echo "$lib" >"$vendors/nvidia.icd"
-  echo "wrote $vendors/nvidia.icd -> ${lib:-(not found)}" >>"$out/device-log.txt"
-fi
+. "$(dirname "$0")/device_vendors.sh"
+vendors=$(device_vendors "$out/device-log.txt")
 "$build/bench/rgpu-bench-overhead" --vendors "$vendors" --build "$build" --out "$out" "$@" \
   2>&1 | tee "$out/progress.txt"

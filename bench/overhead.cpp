@@ -114,24 +114,10 @@ class Bench {
 };
 
 void Bench::PrepareVendors() {
-  char tmpl[] = "/tmp/rgpu-bench.XXXXXX";
-  tmp_ = mkdtemp(tmpl);
-  native_vendors_ = tmp_ / "vendors-native";
-  rgpu_vendors_ = tmp_ / "vendors-rgpu";
-  fs::create_directories(native_vendors_);
-  fs::create_directories(rgpu_vendors_);
-  // Native runs see only the system's drivers; rgpu runs see only rgpu, so that a remote
-  // client never loads (or pays for) a local GPU driver.
-  if (fs::is_directory(opt_.vendors))
-    for (const auto& e : fs::directory_iterator(opt_.vendors))
-      if (e.path().extension() == ".icd" && e.path().filename() != "rgpu.icd")
-        fs::copy_file(e.path(), native_vendors_ / e.path().filename());
-  fs::path icd = fs::path(opt_.build) / "icd" / "rgpu.icd";
-  if (!fs::exists(icd)) throw std::runtime_error(icd.string() + " not found: build rgpu first");
-  // The vendors file names the library by absolute path; write our own so that a build tree
-  // carried to another machine still works.
-  std::ofstream(rgpu_vendors_ / "rgpu.icd")
-      << fs::canonical(fs::path(opt_.build) / "client" / "librgpu-icd.so").string() << "\n";
+  auto d = rgpu::bench::MakeVendorDirs("rgpu-bench", opt_.vendors, opt_.build);
+  tmp_ = d.tmp;
+  native_vendors_ = d.native;
+  rgpu_vendors_ = d.rgpu;
 }
 
 std::string Bench::StartDaemon(const std::string& listen, const std::string& name) {

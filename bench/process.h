@@ -8,7 +8,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +54,32 @@ inline int WaitFor(pid_t pid, double timeout_s) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+// A fresh temporary folder with two ICD vendor directories for the children's
+// OCL_ICD_VENDORS: `native` holds the system's .icd files (from `system_vendors`), `rgpu`
+// only rgpu's, so that a "remote" client never loads (or pays for) a local GPU driver. The
+// rgpu file names the ICD of the build tree `build` by absolute path, so that a build tree
+// carried to another machine still works.
+struct VendorDirs {
+  std::filesystem::path tmp, native, rgpu;
+};
+inline VendorDirs MakeVendorDirs(const std::string& tmp_prefix, const std::filesystem::path& system_vendors,
+                                 const std::filesystem::path& build) {
+  namespace fs = std::filesystem;
+  const fs::path icd = build / "client" / "librgpu-icd.so";
+  if (!fs::exists(icd)) throw std::runtime_error(icd.string() + " not found: build rgpu first");
+  std::string tmpl = "/tmp/" + tmp_prefix + ".XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  VendorDirs d{tmpl, fs::path(tmpl) / "vendors-native", fs::path(tmpl) / "vendors-rgpu"};
+  fs::create_directories(d.native);
+  fs::create_directories(d.rgpu);
+  if (fs::is_directory(system_vendors))
+    for (const auto& e : fs::directory_iterator(system_vendors))
+      if (e.path().extension() == ".icd" && e.path().filename() != "rgpu.icd")
+        fs::copy_file(e.path(), d.native / e.path().filename());
+  std::ofstream(d.rgpu / "rgpu.icd") << fs::canonical(icd).string() << "\n";
+  return d;
 }
 
 }  // namespace rgpu::bench

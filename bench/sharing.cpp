@@ -385,18 +385,10 @@ class Bench {
 };
 
 void Bench::PrepareVendors() {
-  char tmpl[] = "/tmp/rgpu-sharing.XXXXXX";
-  tmp_ = mkdtemp(tmpl);
-  native_vendors_ = tmp_ / "vendors-native";
-  rgpu_vendors_ = tmp_ / "vendors-rgpu";
-  fs::create_directories(native_vendors_);
-  fs::create_directories(rgpu_vendors_);
-  if (fs::is_directory(opt_.vendors))
-    for (const auto& e : fs::directory_iterator(opt_.vendors))
-      if (e.path().extension() == ".icd" && e.path().filename() != "rgpu.icd")
-        fs::copy_file(e.path(), native_vendors_ / e.path().filename());
-  std::ofstream(rgpu_vendors_ / "rgpu.icd")
-      << fs::canonical(fs::path(opt_.build) / "client" / "librgpu-icd.so").string() << "\n";
+  auto d = rgpu::bench::MakeVendorDirs("rgpu-sharing", opt_.vendors, opt_.build);
+  tmp_ = d.tmp;
+  native_vendors_ = d.native;
+  rgpu_vendors_ = d.rgpu;
 }
 
 json Bench::Child(const std::string& label, const json& spec, const std::vector<std::string>& env,

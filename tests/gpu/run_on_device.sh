@@ -13,17 +13,13 @@ OUT=$2
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$C/lib:${LD_LIBRARY_PATH:-}"
 # The system's vendor files, plus NVIDIA's ICD where the image has the library but no file.
-V=$(mktemp -d)
-cp /etc/OpenCL/vendors/*.icd "$V/" 2>/dev/null
-if ! grep -qs nvidia "$V"/*.icd; then
-  lib=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
-  [ -n "$lib" ] && echo "$lib" >"$V/nvidia.icd"
-fi
+. "$(dirname "$0")/../../bench/device_vendors.sh"
+V=$(device_vendors "$OUT/env.txt")
 echo "$C/client/librgpu-icd.so" >"$C/icd/rgpu.icd"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   echo "vendors:"; head -n1 "$V"/*.icd
-} 2>&1 | tee "$OUT/env.txt"
+} 2>&1 | tee -a "$OUT/env.txt"
 
 summary="$OUT/summary.txt"
 : >"$summary"
