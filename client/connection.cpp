@@ -6,7 +6,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "proto/info.h"
@@ -75,6 +77,15 @@ Connection::~Connection() {
   }
   stream_->Shutdown();
   if (receiver_.joinable()) receiver_.join();
+}
+
+uint32_t SpinLimitUs() {
+  static const uint32_t limit = [] {
+    const char* v = std::getenv("RGPU_SPIN_US");
+    if (!v || !*v) return 2000u;
+    return static_cast<uint32_t>(std::min(std::strtoul(v, nullptr, 10), 1000000ul));
+  }();
+  return limit;
 }
 
 Status Connection::Handshake(const std::string& token) {

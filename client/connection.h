@@ -25,19 +25,25 @@
 
 namespace rgpu::client {
 
-// Waits up to about 100 us for `ready()` without sleeping. Most synchronous answers arrive
-// within tens of microseconds, and a thread that sleeps on a condition variable pays a
-// futex wake-up (and often a migration) on top. After 20 us it yields between looks, so a
-// busy machine with few cores loses little.
+// How long a thread waiting for a synchronous answer spins before it sleeps, in
+// microseconds: RGPU_SPIN_US, default 2000. A native driver's blocking call spins or yields for
+// its whole wait; a thread that sleeps instead pays a futex wake-up, often on a core that went
+// idle, when the answer comes (on the H200 host such wake-ups put about 0.5 ms on the p99 of
+// a 0.4 ms request). After 20 us the spinner yields between looks, so a runnable thread of the
+// device or of rgpud on a machine with few cores gets the core.
+uint32_t SpinLimitUs();
+
+// Waits up to SpinLimitUs() for `ready()` without sleeping.
 template <typename Ready>
 bool SpinBriefly(Ready ready) {
   using C = std::chrono::steady_clock;
+  const auto limit = std::chrono::microseconds(SpinLimitUs());
   const auto start = C::now();
   for (int i = 0;; ++i) {
     if (ready()) return true;
     if ((i & 15) == 15) {
       auto spent = C::now() - start;
-      if (spent > std::chrono::microseconds(100)) return false;
+      if (spent > limit) return false;
       if (spent > std::chrono::microseconds(20)) std::this_thread::yield();
     }
 #if defined(__x86_64__) || defined(__i386__)

@@ -45,25 +45,22 @@ int main(int argc, char** argv) {
   app.add_option("--policy", policy,
                  "Kernel scheduling policy: fifo (submission order, never sliced), seed001 "
                  "(seeds/001 Algorithm 1: equal slices when several tenants are active), fair "
-                 "(weighted fair device time, slices of about one quantum, latency-critical "
-                 "tenants first).")
+                 "(weighted fair device time; latency-critical launches run at once and stop "
+                 "best-effort work, which runs preemptibly).")
       ->capture_default_str();
   app.add_option("--alpha", opt.sched.alpha, "seed001: slices per active tenant.")
       ->capture_default_str();
   app.add_option("--quantum-us", opt.sched.quantum_us,
-                 "fair: target device time of one slice, in microseconds.")
+                 "fair: how long one best-effort tenant's work runs before another waiting "
+                 "best-effort tenant gets the device, in microseconds.")
       ->capture_default_str();
-  app.add_option("--lc-guard-us", opt.sched.lc_guard_us,
-                 "fair: best-effort slices end at least this long before a latency-critical "
-                 "tenant's next launch is due (more when its launches come irregularly).")
+  app.add_option("--lc-slice-us", opt.sched.lc_slice_us,
+                 "fair: best-effort launches that cannot be stopped mid-way run in slices of at "
+                 "most this much device time while a latency-critical tenant is active.")
       ->capture_default_str();
-  app.add_option("--lc-rhythm", opt.sched.lc_rhythm,
-                 "fair: plan best-effort slices around the rhythm of latency-critical launches.")
-      ->capture_default_str();
-  app.add_option("--lc-held-depth", opt.sched.lc_held_depth,
-                 "fair: best-effort slices on the device at once while planning around a "
-                 "latency-critical tenant's rhythm.")
-      ->capture_default_str();
+  app.add_flag("--force-runs", opt.sched.force_runs,
+               "Testing: hold every launch and run it preemptibly where possible, each run "
+               "stopped after a random number of work-groups.");
   app.add_option("--force-slices", opt.sched.force_slices,
                  "Testing: cut every sliceable launch into this many slices (0 = the policy "
                  "decides).")

@@ -1267,6 +1267,10 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
         auto xq = ExecQueue((*q)->parent, (*q)->device);
         if (!xq.ok()) return fail(xq.status());
         req.exec_queue = *xq;
+        auto cq = ExecQueue((*q)->parent, (*q)->device, /*control=*/true);
+        if (!cq.ok()) return fail(cq.status());
+        req.ctl_queue = *cq;
+        req.device = (*q)->device;
         if (!ke.sched_kernel) return fail(Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance"));
         req.sched_kernel = ke.sched_kernel;
       }
@@ -1385,15 +1389,17 @@ Result<BkProgram*> Session::OriginalProgram(Entry& e) {
   return *p;
 }
 
-Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device) {
-  auto it = exec_queues_.find({ctx_id, device});
+Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device, bool control) {
+  // Device index -1 - d keys the control queue of device d.
+  const std::pair<uint64_t, int> key{ctx_id, control ? -1 - device : device};
+  auto it = exec_queues_.find(key);
   if (it != exec_queues_.end()) return it->second;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return ctx.status();
   auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), device,
-                                          CL_QUEUE_PROFILING_ENABLE);
+                                          control ? 0 : CL_QUEUE_PROFILING_ENABLE);
   if (!q.ok()) return q.status();
-  exec_queues_[{ctx_id, device}] = *q;
+  exec_queues_[key] = *q;
   return *q;
 }
 

@@ -203,8 +203,9 @@ class Session {
   // Commands handed to the device and not yet seen complete (read by status queries).
   std::atomic<uint64_t> in_flight_{0};
 
-  // rgpud's own queue per (context id, device) for launches the scheduler holds back.
-  Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device);
+  // rgpud's own queues in a context: the one held launches run on, or (control) the one
+  // that stops preemptible runs without waiting behind them.
+  Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device, bool control = false);
   Result<BkProgram*> OriginalProgram(Entry& e);
   std::map<std::pair<uint64_t, int>, BkQueue*> exec_queues_;
 

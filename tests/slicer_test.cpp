@@ -11,6 +11,8 @@
 #include <CL/cl.h>
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -145,9 +147,9 @@ TEST(SlicerRewrite, FindsKernelsArgumentsAndHelpers) {
   EXPECT_EQ(p.FindKernel("matmul_tiled")->user_arg_count, 4u);
   EXPECT_TRUE(p.FindKernel("matmul_tiled")->observes_work_groups);
   EXPECT_EQ(p.FindKernel("missing"), nullptr);
-  // slot() uses only get_global_id and keeps its signature.
+  // slot() uses only get_global_id, which a preemptible run rewrites too.
   EXPECT_EQ(p.helpers_given_launch, (std::vector<std::string>{"flat_group", "group_of",
-                                                               "groups_in"}));
+                                                               "groups_in", "slot"}));
 }
 
 TEST(SlicerRewrite, AppendsTheHiddenParameterAndPassesItOn) {
@@ -161,9 +163,53 @@ kernel void empty() { }
   EXPECT_NE(out.find("size_t g(uint d, ulong16 __rgpu_launch);"), std::string::npos) << out;
   EXPECT_NE(out.find("size_t g(uint d, ulong16 __rgpu_launch) {"), std::string::npos) << out;
   EXPECT_NE(out.find("size_t none(ulong16 __rgpu_launch)"), std::string::npos) << out;
-  EXPECT_NE(out.find("kernel void k(global ulong* o, ulong16 __rgpu_launch)"), std::string::npos);
+  EXPECT_NE(out.find("kernel void k(global ulong* o, ulong16 __rgpu_launch, volatile __global uint* "
+                     "__rgpu_ctl)"), std::string::npos) << out;
   EXPECT_NE(out.find("o[0] = g(0, __rgpu_launch) + none(__rgpu_launch);"), std::string::npos);
-  EXPECT_NE(out.find("kernel void empty(ulong16 __rgpu_launch)"), std::string::npos);
+  EXPECT_NE(out.find("kernel void empty(ulong16 __rgpu_launch, volatile __global uint* __rgpu_ctl)"),
+            std::string::npos);
+  // Every kernel body starts with the claim of a preemptible run's work-group.
+  EXPECT_NE(out.find("{ __local uint __rgpu_group[1]; __rgpu_launch = __rgpu_claim("), std::string::npos);
+}
+
+TEST(SlicerRewrite, RefusesKernelsCalledAsFunctions) {
+  Result<RewrittenProgram> r = RewriteForSlicing(
+      "kernel void inner(global int* x) { x[0] = 1; }\n"
+      "kernel void outer(global int* x) { inner(x); }",
+      "");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.reason().find("calls kernel"), std::string::npos) << r.reason();
+}
+
+TEST(SlicerPlan, RunsCountWorkGroupsAndPickALocalSize) {
+  KernelInfo items{"k", 1, false}, groups{"g", 1, true};
+  LaunchShape explicit_local;
+  explicit_local.dims = 2;
+  explicit_local.global[0] = 64;
+  explicit_local.global[1] = 6;
+  explicit_local.local[0] = 16;
+  explicit_local.local[1] = 2;
+  explicit_local.local_given = true;
+  Result<RunPlan> a = PlanRun(groups, explicit_local, 0);
+  ASSERT_TRUE(a.ok()) << a.reason();
+  EXPECT_EQ(a.value().total_groups, 12u);
+  const RunPlan::Physical p = a.value().Range(5);
+  EXPECT_EQ(p.global[0], 80u);
+  EXPECT_EQ(p.global[1], 2u);
+  EXPECT_EQ(p.local[1], 2u);
+  EXPECT_EQ(a.value().HiddenArg().s[3], 2u);
+  // No local size: rgpu picks the widest divisor up to the kernel's limit.
+  LaunchShape implicit_local;
+  implicit_local.global[0] = 1000;
+  Result<RunPlan> b = PlanRun(items, implicit_local, 128);
+  ASSERT_TRUE(b.ok()) << b.reason();
+  EXPECT_EQ(b.value().launch.local[0], 125u);
+  EXPECT_EQ(b.value().total_groups, 8u);
+  EXPECT_FALSE(PlanRun(groups, implicit_local, 128).ok());  // observes work-groups
+  implicit_local.global[0] = 1009;                           // prime: no usable divisor
+  EXPECT_NE(PlanRun(items, implicit_local, 128).reason().find("divides"), std::string::npos);
+  explicit_local.global[0] = 60;                             // non-uniform
+  EXPECT_FALSE(PlanRun(groups, explicit_local, 0).ok());
 }
 
 TEST(SlicerRewrite, KeepsLineNumbersForBuildLogs) {
@@ -292,12 +338,12 @@ TEST(SlicerCheckBuiltKernels, AcceptsMatchingAndRefusesSurprises) {
   Result<RewrittenProgram> r =
       RewriteForSlicing("kernel void a(global int* x, int n) {}\nkernel void b() {}", "");
   ASSERT_TRUE(r.ok()) << r.reason();
-  const std::vector<BuiltKernel> good = {{"a", 3}, {"b", 1}};
+  const std::vector<BuiltKernel> good = {{"a", 4}, {"b", 2}};
   EXPECT_TRUE(CheckBuiltKernels(r.value(), good).ok());
-  const std::vector<BuiltKernel> unknown = {{"a", 3}, {"c", 1}};
+  const std::vector<BuiltKernel> unknown = {{"a", 4}, {"c", 2}};
   EXPECT_NE(CheckBuiltKernels(r.value(), unknown).reason().find("did not see"), std::string::npos);
-  const std::vector<BuiltKernel> wrong_count = {{"a", 2}};
-  EXPECT_NE(CheckBuiltKernels(r.value(), wrong_count).reason().find("expected 3"),
+  const std::vector<BuiltKernel> wrong_count = {{"a", 3}};
+  EXPECT_NE(CheckBuiltKernels(r.value(), wrong_count).reason().find("expected 4"),
             std::string::npos);
 }
 
@@ -537,6 +583,7 @@ enum class Mode {
   kWholeRewritten,   // the rewritten program, one launch, hidden argument "whole"
   kSliced,           // the rewritten program in slices
   kNaive,            // the original program in the same slices, without the rewrite
+  kRuns,             // the rewritten program as preemptible runs, stopped at random points
 };
 
 struct Launch {
@@ -545,14 +592,50 @@ struct Launch {
   Mode mode = Mode::kWhole;
   size_t slices = 1;               // for kSliced / kNaive with PlanSlices
   size_t groups_per_slice = 0;     // when set, PlanSlicesOfSize instead
+  unsigned seed = 1;               // kRuns: where the runs stop
 };
 
 using ArgSetter = std::function<void(cl_kernel)>;
 
+// Runs `launch` as preemptible runs, each stopped after a random number of work-groups (the
+// limit) and every fourth stopped before it starts (the stop flag already set), as rgpud does
+// when a latency-critical launch arrives; checks that the counter says exactly what ran.
+void RunInRuns(const Launch& launch, cl_kernel kernel, const KernelInfo& info) {
+  Device& d = *g_device;
+  Result<RunPlan> plan = PlanRun(info, launch.shape, 256);
+  ASSERT_TRUE(plan.ok()) << plan.reason();
+  const RunPlan& run = plan.value();
+  cl_int err = CL_SUCCESS;
+  cl_mem ctl = clCreateBuffer(d.context, CL_MEM_READ_WRITE, kControlBytes, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const cl_ulong16 hidden = run.HiddenArg();
+  CL_ASSERT(clSetKernelArg(kernel, info.user_arg_count, sizeof hidden, &hidden));
+  CL_ASSERT(clSetKernelArg(kernel, info.user_arg_count + 1, sizeof ctl, &ctl));
+  std::mt19937 rng(launch.seed);
+  uint64_t done = 0;
+  for (int i = 0; done < run.total_groups; ++i) {
+    ASSERT_LT(i, 1000) << "runs make no progress";
+    const bool stopped = i % 4 == 3;
+    const uint64_t left = run.total_groups - done;
+    const uint64_t limit = i % 3 == 2 ? run.total_groups : done + 1 + rng() % left;
+    cl_uint words[4] = {stopped ? 1u : 0u, static_cast<cl_uint>(done), static_cast<cl_uint>(limit), 0};
+    CL_ASSERT(clEnqueueWriteBuffer(d.queue, ctl, CL_TRUE, 0, sizeof words, words, 0, nullptr, nullptr));
+    const RunPlan::Physical p = run.Range(left);
+    CL_ASSERT(clEnqueueNDRangeKernel(d.queue, kernel, run.launch.dims, nullptr, p.global, p.local, 0,
+                                     nullptr, nullptr));
+    CL_ASSERT(clEnqueueReadBuffer(d.queue, ctl, CL_TRUE, 0, sizeof words, words, 0, nullptr, nullptr));
+    const uint64_t now = std::min<uint64_t>(words[1], limit);
+    EXPECT_EQ(now, stopped ? done : limit) << "run " << i;
+    done = now;
+  }
+  clReleaseMemObject(ctl);
+}
+
 // Runs the launch; anything other than the result going wrong is a test failure.
 void RunLaunch(const Launch& launch, const ArgSetter& set_args) {
   Device& d = *g_device;
-  const bool rewritten = launch.mode == Mode::kWholeRewritten || launch.mode == Mode::kSliced;
+  const bool rewritten = launch.mode == Mode::kWholeRewritten || launch.mode == Mode::kSliced ||
+                         launch.mode == Mode::kRuns;
   cl_int err = CL_SUCCESS;
   cl_kernel kernel =
       clCreateKernel(rewritten ? d.rewritten : d.original, launch.kernel, &err);
@@ -562,8 +645,14 @@ void RunLaunch(const Launch& launch, const ArgSetter& set_args) {
   ASSERT_NE(info, nullptr);
   const LaunchShape& shape = launch.shape;
   const size_t* local = shape.local_given ? shape.local : nullptr;
+  if (rewritten) {
+    const cl_mem no_control = nullptr;  // read only by preemptible runs
+    CL_ASSERT(clSetKernelArg(kernel, info->user_arg_count + 1, sizeof no_control, &no_control));
+  }
 
-  if (launch.mode == Mode::kWhole || launch.mode == Mode::kWholeRewritten) {
+  if (launch.mode == Mode::kRuns) {
+    RunInRuns(launch, kernel, *info);
+  } else if (launch.mode == Mode::kWhole || launch.mode == Mode::kWholeRewritten) {
     if (rewritten) {
       const cl_ulong16 whole = HiddenArgForWholeLaunch();
       CL_ASSERT(clSetKernelArg(kernel, info->user_arg_count, sizeof whole, &whole));
@@ -642,6 +731,11 @@ void ExpectSameAsUnsliced(const char* kernel, const LaunchShape& shape, size_t s
   for (size_t g : group_counts) {
     const std::vector<cl_ulong> got = RunProbe({kernel, shape, Mode::kSliced, 0, g}, slots);
     EXPECT_TRUE(got == want) << g << " groups per slice: " << FirstDifference(want, got, slots);
+  }
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const std::vector<cl_ulong> got = RunProbe({kernel, shape, Mode::kRuns, 1, 0, seed}, slots);
+    EXPECT_TRUE(got == want) << "preemptible runs, seed " << seed << ": "
+                             << FirstDifference(want, got, slots);
   }
 }
 
@@ -728,6 +822,7 @@ TEST_F(SlicerDevice, GroupReductionWithLocalMemory) {
   const std::vector<float> want = RunGroupSums(Mode::kWhole, 1, 24, 16);
   EXPECT_EQ(std::count(want.begin(), want.end(), -1.0f), 0);
   for (size_t n : {1, 4, 5, 24, 50}) EXPECT_EQ(RunGroupSums(Mode::kSliced, n, 24, 16), want) << n;
+  EXPECT_EQ(RunGroupSums(Mode::kRuns, 1, 24, 16), want);
   EXPECT_NE(RunGroupSums(Mode::kNaive, 4, 24, 16), want);
 }
 
@@ -760,6 +855,7 @@ TEST_F(SlicerDevice, TiledMatrixMultiply) {
   const std::vector<float> want = run(Mode::kWhole, 1);
   EXPECT_EQ(std::count(want.begin(), want.end(), 1e30f), 0);
   for (size_t slices : {1, 3, 8, 20}) EXPECT_EQ(run(Mode::kSliced, slices), want) << slices;
+  EXPECT_EQ(run(Mode::kRuns, 1), want);
   EXPECT_NE(run(Mode::kNaive, 3), want);
 }
 
@@ -783,6 +879,7 @@ TEST_F(SlicerDevice, GridStrideLoop) {
   for (const LaunchShape& shape : {Shape(1, {11}, {512}, {}), Shape(1, {}, {256}, {32})}) {
     const std::vector<cl_uint> want = run(Mode::kWhole, 1, shape);
     for (size_t s : {1, 3, 8}) EXPECT_EQ(run(Mode::kSliced, s, shape), want) << s;
+    EXPECT_EQ(run(Mode::kRuns, 1, shape), want);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <random>
 
 namespace rgpu::server {
 namespace {
@@ -22,16 +23,6 @@ constexpr int kHeldDepth = 2;
 // A held launch is planned in at most this many fine pieces; the dispatcher merges
 // consecutive pieces into slices of about one quantum.
 constexpr size_t kFinePieces = 256;
-// A latency-critical tenant whose launches come this regularly (interval deviation below a
-// quarter of the interval, over at least this many intervals) has a rhythm the dispatcher
-// plans around; a pause longer than kRhythmBreak starts the estimate over.
-constexpr int kRhythmIntervals = 4;
-constexpr auto kRhythmBreak = std::chrono::milliseconds(100);
-// How much earlier than expected a latency-critical launch is allowed for: a few times the
-// measured jitter plus 50 us, at least SchedulerOptions::lc_guard_us.
-// Best-effort slices next to a latency-critical tenant without a rhythm: at most this long,
-// one on the device at a time, so that its launches wait behind one short slice at most.
-constexpr double kShortSliceUs = 250;
 // Direct launches of kernels measured below kSampledBelowNs get an event (and a measurement)
 // once every kSampleEvery launches when the application asked for none.
 constexpr double kSampledBelowNs = 50'000;
@@ -43,6 +34,16 @@ KernelArgValue HiddenArg(const cl_ulong16& v) {
   a.bytes.resize(sizeof(v));
   std::memcpy(a.bytes.data(), &v, sizeof(v));
   return a;
+}
+
+// A rewritten kernel's two hidden arguments (slicer.h): the launch description, and the
+// control buffer of a preemptible run (NULL for anything else).
+void AppendHidden(std::vector<KernelArgValue>& args, const cl_ulong16& launch, BkMem* ctl) {
+  args.push_back(HiddenArg(launch));
+  KernelArgValue c;
+  c.kind = KernelArgValue::Kind::Mem;
+  c.mem = ctl;
+  args.push_back(std::move(c));
 }
 
 slicer::LaunchShape ShapeOf(const NDRange& r) {
@@ -107,6 +108,16 @@ struct Scheduler::Held {
   int32_t status = CL_COMPLETE;
   BkEvent* gate = nullptr;  // user event the application's event waits on
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
+  // Preemptible runs (slicer::PlanRun): `done`/`total` count work-groups; `next` is `total`
+  // while a run is on the device (everything left is in it), else `done`.
+  bool preemptible = false;
+  slicer::RunPlan run;
+  BkMem* ctl = nullptr;           // {stop, counter, limit, -}
+  Bytes ctl_out, ctl_in;          // written before a run, read back after it
+  BkEvent* ctl_written = nullptr;  // the run's control write: a stop waits for it
+  bool stop_sent = false;
+  Clock::time_point run_started{};
+  uint64_t run_limit = 0;
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
@@ -128,10 +139,10 @@ Scheduler::~Scheduler() {
   for (auto& d : direct_) backend_->Release(proto::ObjType::Event, d.event);
   for (BkEvent* e : slice_events_) backend_->Release(proto::ObjType::Event, e);
   for (auto& [key, st] : tenants_)
-    spdlog::info("tenant {} scheduling ({}): {} launches, {} slices, {} run whole, {:.3f} ms device time, "
-                 "{} latency-critical launches behind slices",
-                 key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.unsliceable,
-                 st.usage.device_ns / 1e6, st.usage.behind_slices);
+    spdlog::info("tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
+                 "{:.3f} ms device time, {} latency-critical launches behind slices",
+                 key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
+                 st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices);
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -181,24 +192,9 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
     const auto now = Clock::now();
     const bool long_idle = was_idle && now - st.last_submit > kActiveWindow;
-    if (st.priority == Priority::LatencyCritical) {
-      const auto gap = now - st.last_submit;
-      if (st.last_submit == Clock::time_point{} || gap > kRhythmBreak) {
-        st.intervals = 0;
-      } else {
-        const double ns = std::chrono::duration<double, std::nano>(gap).count();
-        if (st.intervals == 0) {
-          st.period_ns = ns;
-          st.jitter_ns = ns / 8;  // unknown yet: assume a loose rhythm
-        } else {
-          st.jitter_ns = 0.8 * st.jitter_ns + 0.2 * std::abs(ns - st.period_ns);
-          st.period_ns = 0.8 * st.period_ns + 0.2 * ns;
-        }
-        st.intervals++;
-        spdlog::trace("fair: latency-critical submit after {:.0f} us: period {:.0f} us, jitter {:.0f} us",
-                      ns / 1e3, st.period_ns / 1e3, st.jitter_ns / 1e3);
-      }
-      cv_.notify_all();  // the dispatcher plans around this tenant's next launch
+    if (st.priority == Priority::LatencyCritical && options_.policy == Policy::Fair) {
+      // It runs at once; best-effort work on the device stops at its next work-group.
+      StopRuns(std::nullopt);
     }
     st.last_submit = now;
     if (options_.policy == Policy::Seed001) {
@@ -217,7 +213,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
           others = true;
       // Latency-critical launches never wait in rgpud, and a tenant alone on the device
       // launches directly: holding costs a round of the dispatcher per slice.
-      hold = options_.force_slices > 0 ||
+      hold = options_.force_slices > 0 || options_.force_runs ||
              (st.priority != Priority::LatencyCritical && (others || !st.queue.empty()));
       // The fair clock of the tenants sharing the device: the least virtual time among
       // them, never going back.
@@ -247,10 +243,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
 
 Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   // The request is spent here: its argument snapshot takes the hidden argument in place.
-  if (req.slice_info && whole_hidden) {
-    static const KernelArgValue kWhole = HiddenArg(slicer::HiddenArgForWholeLaunch());
-    req.args.push_back(kWhole);
-  }
+  if (req.slice_info && whole_hidden) AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
   // An event costs NVIDIA's driver most of what a launch costs (rgpu-probe-driver, H200: 10.1 us per
   // launch without, 16.5 us with). Short kernels nobody asked an event for get one only
   // every kSampleEvery launches; the others are charged the kernel's measured cost.
@@ -393,7 +386,7 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
   std::vector<BkEvent*> events;
   for (size_t i = 0; i < p.slices.size(); ++i) {
     std::vector<KernelArgValue> args = req.args;
-    args.push_back(HiddenArg(slicer::HiddenArgForSlice(p.launch, p.slices[i])));
+    AppendHidden(args, slicer::HiddenArgForSlice(p.launch, p.slices[i]), nullptr);
     // In an in-order queue the slices follow each other; out of order, each keeps the wait list.
     WaitList waits = (i == 0 || !req.queue_in_order) ? WaitList(req.waits) : WaitList();
     uint64_t seq;
@@ -489,24 +482,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   backend_->Retain(proto::ObjType::Kernel, h->req.sched_kernel);
   for (auto& a : h->req.args)
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
-  if (h->req.slice_info) {
-    // A piece is at least one full wave of the device: a slice smaller than that still takes
-    // as long as a wave (measured on an H200: a 2-group slice of a 528-group launch took as
-    // long as all 528), so cutting below it only multiplies the launch's time.
-    size_t items = 1;
-    for (uint32_t i = 0; i < h->req.range.dims; ++i) items *= h->req.range.global[i];
-    size_t pieces = options_.force_slices
-                        ? options_.force_slices
-                        : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
-    auto plan = slicer::PlanSlices(*h->req.slice_info, ShapeOf(h->req.range), pieces);
-    if (plan.ok()) {
-      h->plan = std::move(plan).value();
-      h->sliceable = true;
-      h->total = h->plan.slices.size();
-    } else {
-      spdlog::debug("launch not sliced: {}", plan.reason());
-    }
-  }
+  PlanHeld(*h);
   {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(h->req);
@@ -523,27 +499,94 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   return LaunchResult{*done, h->times};
 }
 
-std::optional<Scheduler::Expected> Scheduler::NextLatencyCritical(Clock::time_point now) {
-  std::optional<Expected> next;
-  for (auto& [key, st] : tenants_) {
-    if (st.priority != Priority::LatencyCritical || st.intervals < kRhythmIntervals) continue;
-    if (st.jitter_ns > st.period_ns / 4) continue;  // no rhythm to plan around
-    const auto period = std::chrono::nanoseconds(static_cast<int64_t>(st.period_ns));
-    const auto margin = std::max<std::chrono::nanoseconds>(
-        std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000)),
-        std::chrono::nanoseconds(static_cast<int64_t>(3 * st.jitter_ns)) + std::chrono::microseconds(50));
-    auto at = st.last_submit + period;
-    // Late beyond its margin: the rhythm is broken for now; plan nothing around it.
-    if (now > at + margin) continue;
-    if (!next || at < next->at) next = Expected{at, margin};
+void Scheduler::PlanHeld(Held& h) {
+  if (!h.req.slice_info) return;
+  const slicer::LaunchShape shape = ShapeOf(h.req.range);
+  if (!options_.force_slices) {
+    // First choice: preemptible runs. With no local size rgpud picks one, up to the kernel's
+    // limit on this device.
+    size_t max_local = 0;
+    std::vector<uint8_t> raw;
+    if (!h.req.range.has_local &&
+        backend_->GetInfo(proto::InfoFamily::KernelWorkGroup, h.req.sched_kernel, h.req.device, 0,
+                          CL_KERNEL_WORK_GROUP_SIZE, &raw).ok() &&
+        raw.size() == sizeof(size_t))
+      std::memcpy(&max_local, raw.data(), sizeof(size_t));
+    auto run = slicer::PlanRun(*h.req.slice_info, shape, max_local);
+    if (run.ok() && h.req.ctl_queue) {
+      auto ctl = backend_->CreateBuffer(h.req.context, CL_MEM_READ_WRITE, slicer::kControlBytes, {});
+      if (ctl.ok()) {
+        h.run = std::move(run).value();
+        h.preemptible = true;
+        h.ctl = *ctl;
+        h.ctl_out = std::make_shared<ByteVec>(slicer::kControlBytes);
+        h.ctl_in = std::make_shared<ByteVec>(slicer::kControlBytes);
+        h.total = h.run.total_groups;
+        return;
+      }
+      spdlog::debug("no control buffer for a preemptible run: {}", ctl.status().message());
+    } else if (!run.ok()) {
+      spdlog::debug("launch not preemptible: {}", run.reason());
+    }
   }
-  return next;
+  // Then slices of whole work-groups, each at least one full wave of the device: a slice
+  // smaller than that still takes as long as a wave (measured on an H200: a 2-group slice of a
+  // 528-group launch took as long as all 528), so cutting below it only multiplies the time.
+  size_t items = 1;
+  for (uint32_t i = 0; i < h.req.range.dims; ++i) items *= h.req.range.global[i];
+  const size_t pieces = options_.force_slices
+                            ? options_.force_slices
+                            : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
+  auto plan = slicer::PlanSlices(*h.req.slice_info, shape, pieces);
+  if (plan.ok()) {
+    h.plan = std::move(plan).value();
+    h.sliceable = true;
+    h.total = h.plan.slices.size();
+  } else {
+    spdlog::debug("launch not sliced: {}", plan.reason());
+  }
+}
+
+void Scheduler::StopRuns(std::optional<uint64_t> session) {
+  static const std::vector<uint8_t> kStop = {1, 0, 0, 0};
+  for (auto& h : runs_) {
+    if (h->stop_sent || (session && h->req.session_id != *session)) continue;
+    // After the run's own control write (which clears the flag), on a queue of its own so that
+    // it does not wait for the run: the running work-groups see it at their next claim.
+    BkEvent* after[1] = {h->ctl_written};
+    auto ev = backend_->Fill(h->req.ctl_queue, h->ctl, kStop, 0, kStop.size(),
+                             h->ctl_written ? WaitList(after) : WaitList());
+    if (!ev.ok()) {
+      spdlog::debug("stop flag not written: {}", ev.status().message());
+      continue;
+    }
+    backend_->Flush(h->req.ctl_queue);
+    backend_->Release(proto::ObjType::Event, *ev);
+    h->stop_sent = true;
+  }
+}
+
+void Scheduler::StopRunPastQuantum(Clock::time_point now) {
+  if (runs_.empty() || !on_device_) return;
+  auto& h = runs_.front();
+  const auto quantum = std::chrono::nanoseconds(static_cast<int64_t>(options_.quantum_us * 1000));
+  const auto due = h->run_started + quantum;
+  bool others = false;
+  for (auto& [key, st] : tenants_)
+    if (&st != on_device_ && !st.queue.empty() && st.queue.front()->ready) others = true;
+  if (!others) return;
+  if (now >= due) {
+    StopRuns(std::nullopt);
+  } else if (wake_at_ == Clock::time_point{} || due < wake_at_) {
+    wake_at_ = due;
+  }
 }
 
 void Scheduler::DispatchLoop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
     if (!DispatchOne(lk)) {
+      StopRunPastQuantum(Clock::now());
       auto until = Clock::now() + std::chrono::milliseconds(20);
       if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
       wake_at_ = {};
@@ -572,9 +615,13 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       return true;  // state may have changed; look again
     }
   }
-  bool lc_busy = false;
-  for (auto& [key, st] : tenants_)
-    if (st.priority == Priority::LatencyCritical && st.in_flight > 0) lc_busy = true;
+  bool lc_busy = false, lc_active = false;
+  const auto now = Clock::now();
+  for (auto& [key, st] : tenants_) {
+    if (st.priority != Priority::LatencyCritical) continue;
+    if (st.in_flight > 0) lc_busy = true;
+    if (now - st.last_submit < kActiveWindow) lc_active = true;
+  }
   TenantState* pick = nullptr;
   for (auto& [key, st] : tenants_) {
     if (st.queue.empty()) continue;
@@ -587,48 +634,27 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       pick = &st;
   }
   if (!pick) return false;
-  bool any_lc_active = false;
-  auto now = Clock::now();
-  for (auto& [key, st] : tenants_)
-    if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow) any_lc_active = true;
-  const bool pick_lc = pick->priority == Priority::LatencyCritical;
-  // Beside a latency-critical tenant with a steady rhythm, best-effort slices are fitted
-  // into the time before its next launch is due (less a margin), so that it finds the
-  // device free instead of waiting for a slice to end; without a rhythm they are short and
-  // one at a time.
-  std::optional<Expected> next_lc =
-      (any_lc_active && !pick_lc && options_.lc_rhythm) ? NextLatencyCritical(now) : std::nullopt;
-  int depth = !any_lc_active ? kHeldDepth : next_lc ? options_.lc_held_depth : 1;
-  if (device_in_flight_ >= depth) return false;
-  if (device_in_flight_ > 0 && on_device_ != pick) return false;  // the other's slices end first
-
   auto h = pick->queue.front();
+  // One tenant's held work on the device at a time; a run is everything its launch has left.
+  if (device_in_flight_ > 0 && on_device_ != pick) return false;
+  if (h->preemptible ? device_in_flight_ > 0 : device_in_flight_ >= (lc_active ? 1 : kHeldDepth)) return false;
+
   size_t first = h->next, count = 1;
   double piece_ns = 0;  // measured cost of one fine piece, 0 when unknown
   if (h->sliceable) {
     auto it = cost_ns_.find(h->req.sched_kernel);
     if (it != cost_ns_.end()) piece_ns = std::max(it->second, 1.0);
     double budget_ns = options_.quantum_us * 1000.0;
-    if (any_lc_active && !next_lc && !pick_lc) budget_ns = std::min(budget_ns, kShortSliceUs * 1000.0);
-    if (next_lc && piece_ns > 0) {
-      const auto from = std::max(now, held_busy_until_);
-      const double room_ns =
-          std::chrono::duration<double, std::nano>(next_lc->at - next_lc->margin - from).count();
-      spdlog::trace("fair: latency-critical launch due in {:.0f} us, room {:.0f} us, piece {:.0f} us",
-                   std::chrono::duration<double, std::micro>(next_lc->at - now).count(), room_ns / 1e3,
-                   piece_ns / 1e3);
-      if (room_ns < piece_ns && now < next_lc->at + next_lc->margin) {
-        // Not even one piece fits before the latency-critical launch: keep the device free
-        // for it, and look again once it is due (its arrival wakes the dispatcher sooner).
-        wake_at_ = next_lc->at + next_lc->margin;
-        return false;
-      }
-      if (room_ns >= piece_ns) budget_ns = std::min(budget_ns, room_ns);
-    }
-    if (options_.force_slices) count = 1;
-    else if (piece_ns == 0) count = 1;  // first piece measures the kernel
+    // Beside a latency-critical tenant, slices (which cannot be stopped) stay short.
+    if (lc_active && pick->priority != Priority::LatencyCritical)
+      budget_ns = std::min(budget_ns, options_.lc_slice_us * 1000.0);
+    if (options_.force_slices || piece_ns == 0) count = 1;  // the first piece measures the kernel
     else count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
     count = std::min(count, h->total - first);
+  } else if (h->preemptible) {
+    count = h->total - first;
+    h->stop_sent = false;
+    h->run_started = now;
   }
   held_busy_until_ = std::max(now, held_busy_until_) +
                      std::chrono::nanoseconds(static_cast<int64_t>(piece_ns * count));
@@ -638,8 +664,15 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   device_in_flight_++;
   const uint64_t seq = ledger_.Submit();
   on_device_ = pick;
+  if (h->preemptible) runs_.push_back(h);
   lk.unlock();
+  if (h->preemptible) DispatchRun(h, seq);
+  else DispatchSlices(h, first, count, seq);
+  lk.lock();
+  return true;
+}
 
+void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq) {
   std::vector<KernelArgValue> args = h->req.args;
   NDRange range = h->req.range;
   if (h->sliceable) {
@@ -648,27 +681,120 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     const auto& last = h->plan.slices[first + count - 1];
     uint32_t d = h->plan.sliced_dim;
     merged.global[d] = last.offset[d] + last.global[d] - merged.offset[d];
-    args.push_back(HiddenArg(slicer::HiddenArgForSlice(h->plan.launch, merged)));
+    AppendHidden(args, slicer::HiddenArgForSlice(h->plan.launch, merged), nullptr);
     range = RangeOf(h->plan.launch, merged);
   } else if (h->req.slice_info) {
-    args.push_back(HiddenArg(slicer::HiddenArgForWholeLaunch()));
+    AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
   }
   auto ev = backend_->Launch(h->req.exec_queue, h->req.sched_kernel, args, range, {});
   if (!ev.ok()) {
     spdlog::debug("held launch failed: {}", ev.status().message());
     SliceDone(h, count, seq, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
-  } else {
-    backend_->Flush(h->req.exec_queue);
-    {
-      std::lock_guard g(mu_);
-      backend_->Retain(proto::ObjType::Event, *ev);
-      slice_events_.push_back(*ev);
-    }
-    backend_->OnComplete(*ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); });
-    backend_->Release(proto::ObjType::Event, *ev);
+    return;
   }
-  lk.lock();
-  return true;
+  backend_->Flush(h->req.exec_queue);
+  {
+    std::lock_guard g(mu_);
+    backend_->Retain(proto::ObjType::Event, *ev);
+    slice_events_.push_back(*ev);
+  }
+  backend_->OnComplete(*ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); });
+  backend_->Release(proto::ObjType::Event, *ev);
+}
+
+// One run: write the control words, launch every group left, read the words back. The
+// read's completion ends the run; the kernel's profiling times are its device time.
+void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq) {
+  uint64_t limit = h->total;
+  if (options_.force_runs) {
+    // Tests: stop each run after a random number of work-groups, as a stop flag would.
+    thread_local std::mt19937_64 rng(std::random_device{}());
+    limit = h->done + 1 + rng() % (h->total - h->done);
+  }
+  h->run_limit = limit;
+  const uint32_t words[4] = {0, static_cast<uint32_t>(h->done), static_cast<uint32_t>(limit), 0};
+  std::memcpy(h->ctl_out->data(), words, sizeof words);
+  auto fail = [&](const Status& s) {
+    spdlog::debug("preemptible run failed: {}", s.message());
+    RunDone(h, seq, nullptr, s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
+  };
+  auto written = backend_->Write(h->req.exec_queue, h->ctl, 0, h->ctl_out, {});
+  if (!written.ok()) return fail(written.status());
+  {
+    std::lock_guard g(mu_);
+    if (h->ctl_written) backend_->Release(proto::ObjType::Event, h->ctl_written);
+    h->ctl_written = *written;
+  }
+  std::vector<KernelArgValue> args = h->req.args;
+  AppendHidden(args, h->run.HiddenArg(), h->ctl);
+  const auto phys = h->run.Range(h->total - h->done);
+  NDRange range;
+  range.dims = h->run.launch.dims;
+  range.has_local = true;
+  for (int i = 0; i < 3; ++i) {
+    range.global[i] = phys.global[i];
+    range.local[i] = phys.local[i];
+  }
+  auto kernel = backend_->Launch(h->req.exec_queue, h->req.sched_kernel, args, range, {});
+  if (!kernel.ok()) return fail(kernel.status());
+  auto read = backend_->Read(h->req.exec_queue, h->ctl, 0, slicer::kControlBytes, h->ctl_in, {});
+  if (!read.ok()) {
+    backend_->Release(proto::ObjType::Event, *kernel);
+    return fail(read.status());
+  }
+  backend_->Flush(h->req.exec_queue);
+  backend_->OnComplete(*read, [this, h, seq, k = *kernel](int32_t st) { RunDone(h, seq, k, st); });
+  backend_->Release(proto::ObjType::Event, *read);
+}
+
+void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_event, int32_t status) {
+  ProfilingTimes t;
+  bool timed = false;
+  int32_t kernel_status = status;
+  if (kernel_event) {
+    kernel_status = std::min(kernel_status, backend_->EventStatus(kernel_event));
+    auto p = backend_->Profiling(kernel_event);
+    if (p.ok()) {
+      t = *p;
+      timed = true;
+    }
+    backend_->Release(proto::ObjType::Event, kernel_event);
+  }
+  uint32_t words[4] = {0, 0, 0, 0};
+  std::memcpy(words, h->ctl_in->data(), sizeof words);
+  std::lock_guard lk(mu_);
+  runs_.erase(std::remove(runs_.begin(), runs_.end(), h), runs_.end());
+  Completed(seq, h->tenant, timed ? &t : nullptr);
+  const uint64_t before = h->done;
+  if (kernel_status >= 0) h->done = std::max<uint64_t>(before, std::min<uint64_t>(words[1], h->run_limit));
+  else h->status = kernel_status;
+  h->next = h->done;
+  auto it = tenants_.find(h->tenant);
+  if (it != tenants_.end()) {
+    it->second.usage.runs++;
+    if (h->done < h->total && kernel_status >= 0) it->second.usage.preempted++;
+    it->second.in_flight--;
+  }
+  if (timed && h->done > before && t.end > t.start) {
+    auto [c, fresh] = cost_ns_.try_emplace(h->req.sched_kernel, double(t.end - t.start) / (h->done - before));
+    if (!fresh) c->second = 0.7 * c->second + 0.3 * double(t.end - t.start) / (h->done - before);
+  }
+  if (timed && t.end > t.start) {
+    auto& times = *h->times;
+    if (times.start == 0 || t.start < times.start) {
+      times.start = t.start;
+      times.queued = t.queued;
+      times.submit = t.submit;
+    }
+    times.end = std::max(times.end, t.end);
+  }
+  device_in_flight_--;
+  if (device_in_flight_ == 0) {
+    held_busy_until_ = Clock::now();
+    on_device_ = nullptr;
+  }
+  h->in_flight--;
+  cv_.notify_all();
 }
 
 void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, int32_t status, BkEvent* ev) {
@@ -729,6 +855,8 @@ void Scheduler::Finish(Held& h, int32_t status) {
   backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
   backend_->Release(proto::ObjType::Event, h.gate);
   backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);
+  if (h.ctl) backend_->Release(proto::ObjType::Mem, h.ctl);
+  if (h.ctl_written) backend_->Release(proto::ObjType::Event, h.ctl_written);
   for (auto& a : h.req.args)
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Release(proto::ObjType::Mem, a.mem);
   std::lock_guard lk(mu_);
@@ -743,6 +871,7 @@ void Scheduler::CancelSession(uint64_t session_id) {
         h->cancelled = true;
         if (h->status >= 0) h->status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
       }
+  StopRuns(session_id);  // its run on the device ends at its next work-group
   cv_.notify_all();
   // Wait until the dispatcher has dropped every launch of the session.
   cv_.wait(lk, [&] {
@@ -755,10 +884,10 @@ void Scheduler::CancelSession(uint64_t session_id) {
   auto it = tenants_.find("session-" + std::to_string(session_id));
   if (it != tenants_.end()) {
     const SchedUsage& u = it->second.usage;
-    spdlog::info("session {} scheduling ({}): {} launches, {} slices, {} run whole, {:.3f} ms device time, "
-                 "{} latency-critical launches behind slices",
-                 session_id, PolicyName(options_.policy), u.launches, u.slices, u.unsliceable,
-                 u.device_ns / 1e6, u.behind_slices);
+    spdlog::info("session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
+                 "{:.3f} ms device time, {} latency-critical launches behind slices",
+                 session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
+                 u.unsliceable, u.device_ns / 1e6, u.behind_slices);
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }

@@ -6,9 +6,13 @@
 //            larger than the device, it is cut into active_tenants * alpha equal slices,
 //            enqueued back to back;
 //   fair     weighted fair sharing of measured device time: launches of a tenant that shares
-//            the device are held in rgpud and fed to the device a slice at a time, each slice
-//            sized from the kernel's measured cost to run about one quantum; latency-critical
-//            tenants go first. A tenant alone on the device launches directly.
+//            the device are held in rgpud and fed to the device by a dispatcher thread, one
+//            tenant's work at a time, least weighted device time first. Latency-critical
+//            launches never wait: they go to the device at once and stop the best-effort work
+//            on it. Best-effort work runs as preemptible runs (slicer::PlanRun: work-groups
+//            claim group ids from a counter and return at a stop flag) so that stopping it
+//            costs at most the work-groups already running; what cannot run that way runs in
+//            slices bounded by measured time, or whole. A tenant alone launches directly.
 //
 // Every policy measures device time per tenant from profiling events (accounting): the
 // DeviceLedger (ledger.h) shares each instant among the tenants with a kernel running then.
@@ -46,12 +50,17 @@ const char* PolicyName(Policy p);
 struct SchedulerOptions {
   Policy policy = Policy::Fair;
   double alpha = 2.0;               // seed001: slices per active tenant
-  double quantum_us = 1000.0;       // fair: target device time of one slice
-  double lc_guard_us = 100.0;       // fair: free time kept before a latency-critical launch
-  bool lc_rhythm = true;            // fair: fit best-effort slices before the next one
-  int lc_held_depth = 1;            // fair: held slices on the device at once beside one
+  // fair: how long one best-effort tenant's work runs before another waiting best-effort
+  // tenant gets the device (a run is stopped, or slices are sized to it).
+  double quantum_us = 2000.0;
+  // fair: best-effort slices (launches that cannot run preemptibly) beside an active
+  // latency-critical tenant are sized to at most this much measured device time.
+  double lc_slice_us = 150.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
+  // Tests: every launch that can is held and run preemptibly, each run stopped after a random
+  // number of work-groups.
+  bool force_runs = false;
 };
 
 // Profiling times of a launch that ran as several slices: first slice's start to last
@@ -69,6 +78,8 @@ struct LaunchRequest {
   BkQueue* queue = nullptr;        // the application's queue
   bool queue_in_order = true;
   BkQueue* exec_queue = nullptr;   // rgpud's own queue in the same context (held launches)
+  BkQueue* ctl_queue = nullptr;    // a second one, for stop flags of preemptible runs
+  int device = 0;                  // device index of the queue
   BkKernel* kernel = nullptr;      // used by the session thread (direct launches)
   BkKernel* sched_kernel = nullptr;  // a second instance used only by the dispatcher
   std::vector<KernelArgValue> args;  // the application's arguments, snapshot at submission
@@ -90,6 +101,8 @@ struct SchedUsage {
   uint64_t launches = 0;
   uint64_t slices = 0;
   uint64_t unsliceable = 0;  // launches that had to run whole under a slicing policy
+  uint64_t runs = 0;         // preemptible runs (fair)
+  uint64_t preempted = 0;    // runs stopped before their end
   // Latency-critical tenants: launches that found best-effort slices on the device.
   uint64_t behind_slices = 0;
 };
@@ -120,19 +133,7 @@ class Scheduler {
     std::deque<std::shared_ptr<Held>> queue;  // held launches, in submission order
     int in_flight = 0;  // this tenant's launches or slices on the device
     std::chrono::steady_clock::time_point last_submit{};
-    // Latency-critical tenants: the rhythm of their launches (EWMA of the interval between
-    // submissions and of its deviation), so that best-effort slices can stop short of the
-    // next one instead of making it wait (see DispatchOne).
-    double period_ns = 0, jitter_ns = 0;
-    int intervals = 0;  // consecutive intervals seen (a long pause starts over)
   };
-  // When the next latency-critical launch is expected and how early it may come; none when
-  // no latency-critical tenant has a steady rhythm.
-  struct Expected {
-    std::chrono::steady_clock::time_point at;
-    std::chrono::nanoseconds margin;
-  };
-  std::optional<Expected> NextLatencyCritical(std::chrono::steady_clock::time_point now);  // requires mu_
 
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
   Result<LaunchResult> SplitInPlace(LaunchRequest& req, size_t slices);
@@ -151,6 +152,15 @@ class Scheduler {
   int ActiveTenants();                              // requires mu_
   void DispatchLoop();
   bool DispatchOne(std::unique_lock<std::mutex>& lk);  // requires mu_ held via lk
+  // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).
+  void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
+  void DispatchRun(std::shared_ptr<Held> h, uint64_t seq);
+  void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
+  void RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_event, int32_t status);
+  // Sets the stop flag of every preemptible run on the device (of `session` only, when given).
+  void StopRuns(std::optional<uint64_t> session);  // requires mu_
+  // Stops the run on the device once it has had its quantum and another tenant waits.
+  void StopRunPastQuantum(std::chrono::steady_clock::time_point now);  // requires mu_
   void SliceDone(std::shared_ptr<Held> h, size_t fine_count, uint64_t seq, int32_t status, BkEvent* ev);
   void Finish(Held& h, int32_t status);
 
@@ -175,8 +185,10 @@ class Scheduler {
   std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
   // When the held slices on the device are expected to be done (from their measured cost).
   std::chrono::steady_clock::time_point held_busy_until_{};  // GUARDED_BY(mu_)
-  // The dispatcher's next timed look (a best-effort slice waiting out a gap kept free).
+  // The dispatcher's next timed look (the quantum of the run on the device ends).
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
+  // Preemptible runs on the device (at most one, of the tenant on_device_).
+  std::vector<std::shared_ptr<Held>> runs_;                  // GUARDED_BY(mu_)
   // What a direct launch costs on the device, by kernel and work-items (EWMA of measured
   // launches; the launches between two measured ones are charged this).
   struct CostKey {

@@ -194,12 +194,13 @@ class Lexer {
 // ---------------------------------------------------------------------------------------------
 // What the rewriter knows about OpenCL C.
 
-// The built-ins whose value differs between a slice and the whole launch. get_global_id needs
-// no rewrite: each slice's offset puts its work-items at their launch-wide ids. Local ids,
-// local sizes (slices use the launch's local size) and get_work_dim are the same too.
-constexpr std::array<std::string_view, 5> kRewrittenBuiltins = {
+// The built-ins whose value differs between a slice or a preemptible run and the whole launch.
+// In a slice get_global_id is right already (the slice's offset places its work-items), but in
+// a preemptible run work-groups take launch-wide group ids from a counter, so it is rewritten
+// too. Local ids, local sizes (both keep the launch's local size) and get_work_dim are the same.
+constexpr std::array<std::string_view, 6> kRewrittenBuiltins = {
     "get_group_id", "get_num_groups", "get_global_size", "get_global_offset",
-    "get_global_linear_id"};
+    "get_global_linear_id", "get_global_id"};
 
 bool IsRewrittenBuiltin(std::string_view name) {
   return std::find(kRewrittenBuiltins.begin(), kRewrittenBuiltins.end(), name) !=
@@ -241,8 +242,9 @@ constexpr std::string_view kReservedPrefix = "__rgpu";
 // for a sliced launch (s3 != 0) and a dimension the launch has: for any other dimension a slice
 // (launched with the same work_dim) gets from the real built-in what the whole launch would,
 // whatever the device returns there.
-constexpr std::string_view kPrelude = R"CLC(/* Added by rgpu: kernels see the whole launch when it runs in slices (docs/scheduling.md). */
+constexpr std::string_view kPrelude = R"CLC(/* Added by rgpu: kernels see the whole launch when it runs in slices or preemptible runs (docs/scheduling.md). */
 bool __rgpu_sliced(ulong16 l, uint d) { return l.s3 != 0 && d < get_work_dim(); }
+bool __rgpu_run(ulong16 l, uint d) { return l.s3 == 2 && d < get_work_dim(); }
 size_t __rgpu_pick(ulong4 v, uint d) { return (size_t)(d == 0u ? v.x : d == 1u ? v.y : v.z); }
 size_t __rgpu_get_global_offset(ulong16 l, uint d) {
   return __rgpu_sliced(l, d) ? __rgpu_pick(l.s0123, d) : get_global_offset(d);
@@ -254,21 +256,52 @@ size_t __rgpu_get_num_groups(ulong16 l, uint d) {
   return __rgpu_sliced(l, d) ? __rgpu_pick(l.s89ab, d) : get_num_groups(d);
 }
 size_t __rgpu_get_group_id(ulong16 l, uint d) {
+  if (__rgpu_run(l, d)) return __rgpu_pick(l.scdef, d);
   return get_group_id(d) + (__rgpu_sliced(l, d) ? __rgpu_pick(l.scdef, d) : 0);
+}
+size_t __rgpu_get_global_id(ulong16 l, uint d) {
+  if (!__rgpu_run(l, d)) return get_global_id(d);
+  return __rgpu_pick(l.scdef, d) * get_local_size(d) + get_local_id(d) + __rgpu_pick(l.s0123, d);
 }
 size_t __rgpu_get_global_linear_id(ulong16 l) {
 #if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 200
   if (l.s3 == 0) return get_global_linear_id();
 #endif
   /* The definition in the OpenCL C specification, with the launch's sizes and offsets. */
-  return ((get_global_id(2) - __rgpu_get_global_offset(l, 2)) * __rgpu_get_global_size(l, 1) +
-          (get_global_id(1) - __rgpu_get_global_offset(l, 1))) * __rgpu_get_global_size(l, 0) +
-         (get_global_id(0) - __rgpu_get_global_offset(l, 0));
+  return ((__rgpu_get_global_id(l, 2) - __rgpu_get_global_offset(l, 2)) * __rgpu_get_global_size(l, 1) +
+          (__rgpu_get_global_id(l, 1) - __rgpu_get_global_offset(l, 1))) * __rgpu_get_global_size(l, 0) +
+         (__rgpu_get_global_id(l, 0) - __rgpu_get_global_offset(l, 0));
+}
+/* A preemptible run (s3 == 2): each work-group takes the next launch-wide group id from the
+   counter c[1], unless the stop flag c[0] is set or the run's limit c[2] is reached; then the
+   whole group returns before running any of the kernel. Claimed ids are contiguous, so the
+   server resumes from the counter. */
+ulong16 __rgpu_claim(ulong16 l, volatile __global uint* c, __local uint* g) {
+  if (l.s3 != 2) return l;
+  if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
+    uint id = 0xffffffffu;
+    if (c[0] == 0u) {
+      id = atomic_inc(&c[1]);
+      if (id >= c[2]) id = 0xffffffffu;
+    }
+    g[0] = id;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint id = g[0];
+  if (id == 0xffffffffu) {
+    l.s3 = 3;
+    return l;
+  }
+  l.sc = id % l.s8;
+  l.sd = (id / l.s8) % l.s9;
+  l.se = id / (l.s8 * l.s9);
+  return l;
 }
 #define get_global_offset(d) __rgpu_get_global_offset(__rgpu_launch, (d))
 #define get_global_size(d) __rgpu_get_global_size(__rgpu_launch, (d))
 #define get_num_groups(d) __rgpu_get_num_groups(__rgpu_launch, (d))
 #define get_group_id(d) __rgpu_get_group_id(__rgpu_launch, (d))
+#define get_global_id(d) __rgpu_get_global_id(__rgpu_launch, (d))
 #define get_global_linear_id() __rgpu_get_global_linear_id(__rgpu_launch)
 #line 1
 )CLC";
@@ -279,6 +312,13 @@ constexpr int kSlotSliced = 3;
 constexpr int kSlotGlobal = 4;
 constexpr int kSlotNumGroups = 8;
 constexpr int kSlotGroupBase = 12;
+// s3 values: 0 whole launch, 1 slice, 2 preemptible run (3: a work-group of a run that stops).
+constexpr cl_ulong kModeSlice = 1, kModeRun = 2;
+
+// What a kernel body begins with: a work-group of a preemptible run claims its group id.
+constexpr std::string_view kKernelPrologue =
+    " __local uint __rgpu_group[1]; __rgpu_launch = __rgpu_claim(__rgpu_launch, __rgpu_ctl, "
+    "__rgpu_group); if (__rgpu_launch.s3 == 3) return;";
 
 // ---------------------------------------------------------------------------------------------
 // The program's structure.
@@ -739,9 +779,16 @@ class Rewriter {
   }
 
   Status EditSignatures() {
-    const std::string param = std::string(kHiddenArgType) + " " + std::string(kHiddenArgName);
+    const std::string helper_param = std::string(kHiddenArgType) + " " + std::string(kHiddenArgName);
+    const std::string kernel_param = helper_param + ", " + std::string(kControlArgType) + " " +
+                                     std::string(kControlArgName);
     for (const Function& f : functions_) {
       if (!needs_launch_.contains(f.name)) continue;
+      const std::string& param = f.is_kernel ? kernel_param : helper_param;
+      if (f.is_kernel && f.is_definition) {
+        const Token& open = tokens_[f.body_open];
+        edits_.push_back({open.offset + 1, open.offset + 1, std::string(kKernelPrologue)});
+      }
       const Token& close = tokens_[f.params_close];
       if (CountParams(f) > 0) {
         edits_.push_back({close.offset, close.offset, ", " + param});
@@ -759,6 +806,9 @@ class Rewriter {
   // bodies and in #define bodies (a macro that calls such a function is itself only expanded
   // inside functions that have the parameter: the closure marked them).
   Status EditCalls() {
+    for (const Function& f : functions_) {
+      if (f.is_kernel) kernel_names_.insert(f.name);
+    }
     std::set<size_t> declared_names;
     for (const Function& f : functions_) declared_names.insert(f.name_index);
     if (Status s = EditCallsIn(tokens_, match_, &declared_names, "the program", false); !s.ok()) return s;
@@ -814,6 +864,10 @@ class Rewriter {
         }
         continue;
       }
+      if (kernel_names_.contains(t.text)) {
+        return Status::Refused(where + " calls kernel " + Quote(t.text) +
+                               " as a function; its hidden arguments are the launch's own");
+      }
       const size_t close = match[k + 1];
       const bool no_args = close == k + 2;
       edits_.push_back({tokens[close].offset, tokens[close].offset,
@@ -867,6 +921,7 @@ class Rewriter {
   std::vector<Macro> macros_;
   std::vector<Function> functions_;
   std::set<std::string_view> needs_launch_;
+  std::set<std::string_view> kernel_names_;
   std::vector<Edit> edits_;
 };
 
@@ -1014,7 +1069,7 @@ Result<SlicePlan> PlanSlicesOfSize(const KernelInfo& kernel, const LaunchShape& 
 
 cl_ulong16 HiddenArgForSlice(const LaunchShape& launch, const Slice& slice) {
   cl_ulong16 v{};
-  v.s[kSlotSliced] = 1;
+  v.s[kSlotSliced] = kModeSlice;
   for (cl_uint d = 0; d < 3; ++d) {
     const bool used = d < launch.dims;
     v.s[kSlotOffset + d] = used ? launch.offset[d] : 0;
@@ -1028,5 +1083,53 @@ cl_ulong16 HiddenArgForSlice(const LaunchShape& launch, const Slice& slice) {
 }
 
 cl_ulong16 HiddenArgForWholeLaunch() { return cl_ulong16{}; }
+
+Result<RunPlan> PlanRun(const KernelInfo& kernel, const LaunchShape& launch, size_t max_local) {
+  LaunchShape shape = launch;
+  if (!shape.local_given) {
+    // The kernel does not observe work-groups (else ValidateShape refuses), so rgpu may pick
+    // the local size: the widest divisor of the global size along dimension 0, others 1.
+    if (kernel.observes_work_groups) return ValidateShape(kernel, launch);
+    size_t pick = 1;
+    for (size_t l = std::min<size_t>(std::max<size_t>(max_local, 1), 256); l > 1; --l) {
+      if (shape.global[0] % l == 0) {
+        pick = l;
+        break;
+      }
+    }
+    if (pick < kMinRunLocal && shape.global[0] > kMinRunLocal) {
+      return Status::Refused("no work-group size of at least " + std::to_string(kMinRunLocal) +
+                             " divides global size " + std::to_string(shape.global[0]));
+    }
+    shape.local_given = true;
+    shape.local[0] = pick;
+    shape.local[1] = shape.local[2] = 1;
+  }
+  if (Status s = ValidateShape(kernel, shape); !s.ok()) return s;
+  RunPlan plan;
+  plan.launch = shape;
+  plan.total_groups = 1;
+  for (cl_uint d = 0; d < shape.dims; ++d) plan.total_groups *= shape.global[d] / shape.local[d];
+  if (plan.total_groups >= 0xffffffffull) return Status::Refused("more work-groups than a run counts");
+  return plan;
+}
+
+RunPlan::Physical RunPlan::Range(uint64_t groups) const {
+  Physical p;
+  for (cl_uint d = 0; d < 3; ++d) {
+    p.global[d] = d < launch.dims ? launch.local[d] : 1;
+    p.local[d] = p.global[d];
+  }
+  p.global[0] = static_cast<size_t>(groups) * launch.local[0];
+  return p;
+}
+
+cl_ulong16 RunPlan::HiddenArg() const {
+  Slice whole;
+  cl_ulong16 v = HiddenArgForSlice(launch, whole);
+  v.s[kSlotSliced] = kModeRun;
+  for (cl_uint d = 0; d < 3; ++d) v.s[kSlotGroupBase + d] = 0;
+  return v;
+}
 
 }  // namespace rgpu::slicer

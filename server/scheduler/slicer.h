@@ -77,10 +77,14 @@ class [[nodiscard]] Result {
 // application's own: user argument count N means the hidden argument is argument N. The server
 // sets it on every launch of a kernel from a rewritten program (HiddenArgForWholeLaunch() when
 // the launch is not sliced) and hides it from the application (CL_KERNEL_NUM_ARGS reports N).
-inline constexpr cl_uint kHiddenArgCount = 1;
+inline constexpr cl_uint kHiddenArgCount = 2;
 // The hidden argument's OpenCL C type and name, as appended to the kernel signatures.
 inline constexpr std::string_view kHiddenArgType = "ulong16";
 inline constexpr std::string_view kHiddenArgName = "__rgpu_launch";
+// The second hidden argument (index N + 1): the control words of a preemptible run (stop flag,
+// group counter, limit; see PlanRun). Launches that are not runs pass NULL; it is not read.
+inline constexpr std::string_view kControlArgType = "volatile __global uint*";
+inline constexpr std::string_view kControlArgName = "__rgpu_ctl";
 
 struct KernelInfo {
   std::string name;
@@ -194,5 +198,41 @@ cl_ulong16 HiddenArgForSlice(const LaunchShape& launch, const Slice& slice);
 // The hidden argument for a launch that is not sliced: all zero, which makes the rewritten
 // kernel call the real built-ins, so it behaves exactly like the original.
 cl_ulong16 HiddenArgForWholeLaunch();
+
+// ---------------------------------------------------------------------------------------------
+// Preemptible runs.
+//
+// A launch can also run as one or more "runs": each run is launched with as many work-groups as
+// are left, and every work-group first claims the next launch-wide group id from a counter in
+// a small control buffer (the second hidden argument). A work-group that finds the stop flag
+// set, or the counter at the run's limit, returns at once. Claimed ids are contiguous, so after
+// a run the counter says exactly which groups ran, and the next run resumes from it. The server
+// stops a run by writing the stop flag from another queue while the run is on the device.
+//
+// Control buffer: uint ctl[4] = {stop, counter, limit, unused}; before a run the server writes
+// {0, groups done so far, limit}, and afterwards reads it back: groups done = min(counter, limit).
+inline constexpr size_t kControlBytes = 16;
+// With an implicit local size, runs need a local size of at least this many work-items (or the
+// whole dimension) that divides the global size; otherwise the launch is not run preemptibly.
+inline constexpr size_t kMinRunLocal = 16;
+
+struct RunPlan {
+  LaunchShape launch;        // with the local size the runs use (chosen if the launch had none)
+  uint64_t total_groups = 0;
+  // The hidden argument of every run of this launch.
+  cl_ulong16 HiddenArg() const;
+  // What to enqueue for a run of `groups` work-groups: work_dim = launch.dims, no offset.
+  struct Physical {
+    size_t global[3];
+    size_t local[3];
+  };
+  Physical Range(uint64_t groups) const;
+};
+
+// Plans preemptible runs of a launch. Refuses like PlanSlices (non-uniform work-groups,
+// invalid shapes, an implicit local size for a kernel that observes work-groups), and when no
+// usable local size divides an implicit launch. `max_local`: the kernel's largest work-group
+// size on the device (CL_KERNEL_WORK_GROUP_SIZE), used only when the launch has no local size.
+Result<RunPlan> PlanRun(const KernelInfo& kernel, const LaunchShape& launch, size_t max_local);
 
 }  // namespace rgpu::slicer
