@@ -8,6 +8,9 @@
 //              lc_be     both at once
 //              equal2, equal4   2 and 4 equal-weight tenants running the long kernel
 //              weighted  2 tenants with weights 1 and 3
+//              mx_...    the workload matrix (issue 15, bench/sharing_matrix.h; --matrix runs
+//                        all of it): LC arrival processes and kernel lengths beside BE kinds,
+//                        every ratio against the native solo run
 //   modes      native    one OpenCL process per tenant on the device's own platform
 //                        (the GPU time-slices between their contexts)
 //              cuda      one CUDA process per tenant (rgpu-bench-sharing-cuda, the same
@@ -52,6 +55,7 @@
 
 #include "bench/net.h"
 #include "bench/process.h"
+#include "bench/sharing_matrix.h"
 #include "bench/sharing_tenant.h"
 #include "bench/workloads.h"
 
@@ -67,19 +71,6 @@ namespace {
 
 using rgpu::bench::sharing::ReadFile;
 using rgpu::bench::sharing::WriteAtomically;
-
-// A dependent FMA chain: compute-bound, no memory traffic to speak of, a run-time length the
-// compiler cannot fold. It uses only get_global_id, so the slicer's rewrite accepts it and
-// every launch can be cut into slices of whole work-groups.
-const char* kSpinSource = R"CL(
-__kernel void spin(__global float* out, const int iters) {
-  const size_t gid = get_global_id(0);
-  float x = (float)(gid & 1023) * 1e-3f;
-  const float a = 0.999999f, b = 1e-6f;
-  for (int i = 0; i < iters; ++i) x = fma(x, a, b);
-  out[gid & 65535] = x;
-}
-)CL";
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -131,7 +122,8 @@ struct Spin {
     Check(err, "clCreateContext");
     q = clCreateCommandQueue(ctx, dev, profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     Check(err, "clCreateCommandQueue");
-    cl_program prog = clCreateProgramWithSource(ctx, 1, &kSpinSource, nullptr, &err);
+    const char* src = rgpu::bench::matrix::kSpinSource;
+    cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
     Check(err, "clCreateProgramWithSource");
     CL_CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
     k = clCreateKernel(prog, "spin", &err);
@@ -235,6 +227,8 @@ json HandleTenant(const json& spec) {
   const std::string kind = spec.value("kind", "");
   if (kind == "probe") return rgpu::bench::RunWorker(spec);
   if (kind == "calibrate") return Calibrate(spec);
+  if (kind == "mx_calibrate") return rgpu::bench::matrix::Calibrate(spec);
+  if (kind == "mx") return rgpu::bench::matrix::RunTenant(spec);
   Spin s(spec.at("platform"), spec.at("groups"), spec.at("local"), false);
   const int iters = spec.at("iters");
   const size_t waves = spec.value("waves", 1);
@@ -264,6 +258,15 @@ struct Options {
   std::string rgpud_args;
   int timeout_s = 120;
   bool quick = false;
+  // The matrix (bench/sharing_matrix.h).
+  bool matrix = false;
+  rgpu::bench::matrix::Shape shape;
+  double lc_gap_ms = 4;
+  uint64_t seed = 1;
+  double be_short_ms = 15, be_long_ms = 25;
+  size_t be_short_groups_per_cu = 64;
+  double be_mem_mib = 2048;  // both buffers of the membound kernel together
+  int be_depth = 2;
 };
 
 using rgpu::bench::Spawn;
@@ -332,11 +335,21 @@ std::map<std::string, double> DeviceSeconds(int port) {
 
 // A tenant of a scenario: its name is also its tenant id in rgpud's config.
 struct TenantSpec {
+  TenantSpec(std::string n, std::string r, double w = 1) : name(std::move(n)), role(std::move(r)), weight(w) {}
+  explicit TenantSpec(const rgpu::bench::matrix::Tenant& t) : name(t.name), role(t.role), in_matrix(true), mx(t) {}
+
   std::string name, role;  // role "lc" or "be"
   double weight = 1;
+  bool in_matrix = false;
+  rgpu::bench::matrix::Tenant mx;  // in_matrix: its arrival process and length, or its BE kind
 };
 
 std::vector<TenantSpec> TenantsOf(const std::string& scenario) {
+  if (rgpu::bench::matrix::IsMatrix(scenario)) {
+    std::vector<TenantSpec> out;
+    for (const auto& t : rgpu::bench::matrix::TenantsOf(scenario)) out.emplace_back(t);
+    return out;
+  }
   if (scenario == "lc_solo") return {{"lc", "lc"}};
   if (scenario == "be_solo") return {{"be", "be"}};
   if (scenario == "lc_be") return {{"lc", "lc"}, {"be", "be"}};
@@ -373,6 +386,8 @@ class Bench {
   json RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me);
   std::string WriteConfig();
   void Account(json& result, const std::map<std::string, double>& before, int port);
+  void CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios);
+  json TenantSpecJson(const TenantSpec& t, const ModeEnv& me) const;
 
   Options opt_;
   std::string self_;
@@ -382,6 +397,9 @@ class Bench {
   double lc_device_ms_ = 0, be_device_ms_ = 0;  // the OpenCL kernels alone (what rgpud runs)
   int cuda_lc_iters_ = 0, cuda_be_iters_ = 0;
   std::string cuda_error_;                      // why the cuda and mps modes cannot run
+  size_t compute_units_ = 0;
+  json matrix_cal_;                             // matrix::Calibrate's answer
+  int runs_done_ = 0, runs_total_ = 0;          // for the progress lines
 };
 
 void Bench::PrepareVendors() {
@@ -437,11 +455,11 @@ std::string Bench::WriteConfig() {
   const fs::path rgpud = fs::path(opt_.build) / "server" / "rgpud";
   std::ostringstream cfg;
   cfg << "# generated by rgpu-bench-sharing\n";
-  for (const char* id : {"lc", "be", "t0", "t1", "t2", "t3", "w1", "w3"}) {
+  for (const char* id : {"lc", "lc2", "be", "be2", "t0", "t1", "t2", "t3", "w1", "w3"}) {
     std::string hash = Run("echo tok-" + std::string(id) + " | '" + rgpud.string() + "' --hash-token");
     if (hash.rfind("sha256$", 0) != 0) throw std::runtime_error("rgpud --hash-token printed '" + hash + "'");
     cfg << "\n[[tenant]]\nid = \"" << id << "\"\ntoken_hash = \"" << hash << "\"\n"
-        << "priority = \"" << (std::string(id) == "lc" ? "latency-critical" : "best-effort") << "\"\n"
+        << "priority = \"" << (std::string(id).rfind("lc", 0) == 0 ? "latency-critical" : "best-effort") << "\"\n"
         << "weight = " << (std::string(id) == "w3" ? 3.0 : 1.0) << "\n";
   }
   config_ = tmp_ / "rgpud.toml";
@@ -547,9 +565,70 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   return me;
 }
 
+// What a tenant process runs (without its ready and go files); kernel_device_ms is what one of
+// its launches takes alone (native calibration), for the accounting.
+json Bench::TenantSpecJson(const TenantSpec& t, const ModeEnv& me) const {
+  json spec{{"platform", me.platform}, {"role", t.role}, {"local", opt_.local}, {"duration_s", opt_.duration_s}};
+  if (!t.in_matrix) {
+    spec.update({{"groups", opt_.groups}, {"iters", t.role == "lc" ? me.lc_iters : me.be_iters},
+                 {"period_ms", opt_.lc_period_ms}, {"waves", t.role == "lc" ? size_t{1} : opt_.be_waves},
+                 {"kernel_device_ms", t.role == "lc" ? lc_device_ms_ : be_device_ms_}});
+    return spec;
+  }
+  spec["kind"] = "mx";
+  const json& spins = matrix_cal_["spins"];
+  if (t.role == "lc") {
+    const json& c = spins.at("lc" + std::to_string(t.mx.lc_us));
+    spec.update({{"arrival", t.mx.arrival}, {"mean_gap_ms", opt_.lc_gap_ms}, {"seed", opt_.seed + t.mx.seed_offset},
+                 {"groups", c["groups"]}, {"iters", c["iters"]}, {"kernel_device_ms", c["device_ms"]}});
+    return spec;
+  }
+  spec.update({{"be_kind", t.mx.be_kind}, {"depth", opt_.be_depth}});
+  if (t.mx.be_kind == "membound") {
+    spec.update({{"elems4", matrix_cal_["membound"]["elems4"]},
+                 {"kernel_device_ms", matrix_cal_["membound"]["device_ms"]}});
+  } else {
+    const json& c = t.mx.be_kind == "opaque" ? matrix_cal_["opaque"] : spins.at(t.mx.be_kind);
+    spec.update({{"groups", c["groups"]}, {"iters", c["iters"]}, {"kernel_device_ms", c["device_ms"]}});
+  }
+  return spec;
+}
+
+// Natively, profiling on: the iteration counts of every LC length the scenarios name and of
+// the short and long BE kernels, the membound kernel's time, and the opaque one's.
+void Bench::CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios) {
+  const size_t cu = compute_units_;
+  json spins = json::array({{{"name", "short"}, {"groups", opt_.be_short_groups_per_cu * cu}, {"target_ms", opt_.be_short_ms}},
+                            {{"name", "long"}, {"groups", cu}, {"target_ms", opt_.be_long_ms}}});
+  std::vector<int> lengths;
+  for (const auto& sc : scenarios)
+    if (rgpu::bench::matrix::IsMatrix(sc))
+      for (const auto& t : rgpu::bench::matrix::TenantsOf(sc))
+        if (t.role == "lc" && std::find(lengths.begin(), lengths.end(), t.lc_us) == lengths.end())
+          lengths.push_back(t.lc_us);
+  for (int us : lengths)
+    spins.push_back({{"name", "lc" + std::to_string(us)}, {"groups", opt_.groups}, {"target_ms", us / 1e3}});
+  std::fprintf(stderr, "[%s] calibrating the matrix's kernels ...\n", Now().c_str());
+  json cal = Child("calibrate-matrix",
+                   {{"kind", "mx_calibrate"}, {"platform", device_platform_}, {"local", opt_.local},
+                    {"probe_iters", opt_.quick ? 500 : 5000}, {"spins", spins},
+                    {"elems4", static_cast<size_t>(opt_.be_mem_mib * 1024 * 1024 / 2 / 16)}, {"opaque_of", "short"}},
+                   {"OCL_ICD_VENDORS=" + native_vendors_.string()});
+  if (cal.contains("error")) throw std::runtime_error("matrix calibration: " + cal["error"].get<std::string>());
+  for (const auto& [name, c] : cal["spins"].items())
+    std::fprintf(stderr, "[%s]   %-7s %5d groups x %8d iterations = %8.3f ms\n", Now().c_str(), name.c_str(),
+                 c["groups"].get<int>(), c["iters"].get<int>(), c["device_ms"].get<double>());
+  std::fprintf(stderr, "[%s]   membound %.0f MiB: %.3f ms (%.0f GB/s); opaque (from a binary): %.3f ms\n", Now().c_str(),
+               cal["membound"]["buffer_bytes"].get<double>() / (1 << 20), cal["membound"]["device_ms"].get<double>(),
+               cal["membound"]["gbps"].get<double>(), cal["opaque"]["device_ms"].get<double>());
+  matrix_cal_ = cal;
+  doc["calibration_matrix"] = cal;
+}
+
 json Bench::RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me) {
   const std::string label = mode.substr(0, mode.find(':')) + "-" + scenario;
-  std::fprintf(stderr, "[%s] %-8s %-9s ...", Now().c_str(), mode.c_str(), scenario.c_str());
+  std::fprintf(stderr, "[%s] %3d/%d %-8s %-26s ...", Now().c_str(), ++runs_done_, runs_total_, mode.c_str(),
+               scenario.c_str());
   auto t_start = Clock::now();
   fs::path dir = tmp_ / label;
   fs::remove_all(dir);
@@ -572,12 +651,16 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
       result["accounting_error"] = e.what();
     }
   }
-  for (const auto& t : TenantsOf(scenario)) {
-    json spec{{"platform", me.platform}, {"role", t.role}, {"groups", opt_.groups}, {"local", opt_.local},
-              {"iters", t.role == "lc" ? me.lc_iters : me.be_iters}, {"period_ms", opt_.lc_period_ms},
-              {"waves", t.role == "lc" ? size_t{1} : opt_.be_waves},
-              {"duration_s", opt_.duration_s}, {"ready_file", (dir / (t.name + ".ready")).string()},
-              {"go_file", go.string()}};
+  const auto tenants = TenantsOf(scenario);
+  if (tenants.front().in_matrix && me.tenant != self_) {
+    result["error"] = "the matrix runs OpenCL tenants only (mode " + mode + " has CUDA ones)";
+    std::fprintf(stderr, " skipped: %s\n", result["error"].get<std::string>().c_str());
+    return result;
+  }
+  for (const auto& t : tenants) {
+    json spec = TenantSpecJson(t, me);
+    spec["ready_file"] = (dir / (t.name + ".ready")).string();
+    spec["go_file"] = go.string();
     Proc p{t, 0, dir / (t.name + ".ready"), dir / (t.name + ".json"), dir / (t.name + ".log")};
     std::ofstream(dir / (t.name + ".spec.json")) << spec.dump();
     std::vector<std::string> env = me.env;
@@ -614,6 +697,7 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     r["tenant"] = p.t.name;
     r["weight"] = p.t.weight;
     r["priority"] = p.t.role == "lc" ? "latency-critical" : "best-effort";
+    r["kernel_device_ms"] = TenantSpecJson(p.t, me)["kernel_device_ms"];
     result["tenants"].push_back(r);
   }
   if (me.metrics_port && !busy_before.empty()) Account(result, busy_before, me.metrics_port);
@@ -641,7 +725,7 @@ void Bench::Account(json& result, const std::map<std::string, double>& before, i
   for (auto& t : result["tenants"]) {
     if (t.contains("error") || !t.contains("kernels")) continue;
     const std::string name = t["tenant"];
-    const double kernel_ms = t["role"] == "lc" ? lc_device_ms_ : be_device_ms_;
+    const double kernel_ms = t.value("kernel_device_ms", t["role"] == "lc" ? lc_device_ms_ : be_device_ms_);
     const double launches = t["kernels"].get<double>() + t.value("warmup_kernels", 0);
     const double expected = launches * kernel_ms / 1e3;
     const double accounted = (after.count(name) ? after[name] : 0) - (before.count(name) ? before.at(name) : 0);
@@ -687,7 +771,8 @@ int Bench::Main() {
     throw std::runtime_error("no device" + (opt_.platform.empty() ? std::string(" (GPU)") : " on platform " + opt_.platform) +
                              "; platforms: " + probe["platforms"].dump());
   device_platform_ = device["platform"];
-  if (opt_.groups == 0) opt_.groups = 4 * device["compute_units"].get<size_t>();
+  compute_units_ = device["compute_units"].get<size_t>();
+  if (opt_.groups == 0) opt_.groups = 4 * compute_units_;
   doc["environment"]["device"] = device;
   doc["environment"]["platforms"] = probe["platforms"];
   doc["environment"]["nvidia_smi"] =
@@ -711,12 +796,20 @@ int Bench::Main() {
   if (std::find_if(opt_.modes.begin(), opt_.modes.end(), [](const std::string& m) { return m == "cuda" || m == "mps"; }) !=
       opt_.modes.end())
     CalibrateCuda(doc);
+  if (std::any_of(opt_.scenarios.begin(), opt_.scenarios.end(), rgpu::bench::matrix::IsMatrix))
+    CalibrateMatrix(doc, opt_.scenarios);
   doc["options"] = {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
                     {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
                     {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
                     {"lc_period_ms", opt_.lc_period_ms}, {"groups", opt_.groups}, {"local", opt_.local},
                     {"be_waves", opt_.be_waves},
-                    {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}};
+                    {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}, {"rgpud_args", opt_.rgpud_args},
+                    {"matrix", {{"seed", opt_.seed}, {"lc_gap_ms", opt_.lc_gap_ms},
+                                {"lc_us", opt_.shape.lc_us}, {"default_lc_us", opt_.shape.default_lc_us},
+                                {"arrivals", opt_.shape.arrivals}, {"be_kinds", opt_.shape.be_kinds},
+                                {"be_short_ms", opt_.be_short_ms}, {"be_short_groups_per_cu", opt_.be_short_groups_per_cu},
+                                {"be_long_ms", opt_.be_long_ms}, {"be_mem_mib", opt_.be_mem_mib},
+                                {"be_depth", opt_.be_depth}}}};
   doc["config"] = WriteConfig();
 
   doc["runs"] = json::array();
@@ -728,6 +821,8 @@ int Bench::Main() {
     WriteAtomically(fs::path(opt_.out) / "sharing.md", Markdown(doc));
   };
   bool failed = false;
+  runs_total_ = static_cast<int>(opt_.modes.size() * opt_.scenarios.size());
+  const auto started = Clock::now();
   for (const auto& mode : opt_.modes) {
     ModeEnv me;
     try {
@@ -759,6 +854,8 @@ int Bench::Main() {
     doc["modes"][mode] = me.describe;
     save();
   }
+  doc["wall_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+  std::fprintf(stderr, "[%s] %d runs in %.0f s\n", Now().c_str(), runs_done_, doc["wall_s"].get<double>());
   save();
   std::cout << Markdown(doc);
   fs::remove_all(tmp_);
@@ -882,10 +979,44 @@ std::string AccountingMarkdown(const json& doc) {
         "one exits) divided by what the tenant ran (its kernels, warm-up included, times the kernel's device time "
         "alone: LC "
      << Fmt(cal["lc_device_ms"].get<double>(), 3) << " ms, BE " << Fmt(cal["be_device_ms"].get<double>(), 3)
-     << " ms, from the native calibration's profiling events). 1.000 is exact; above it, rgpud charged more than "
+     << " ms; the matrix's kernels as in the environment table; from the native calibration's profiling events; "
+        "an LC request's 4-byte read is not counted). 1.000 is exact; above it, rgpud charged more than "
         "the kernels take alone. \"all\": the sums of both over the mode's runs.\n\n";
   return md.str();
 }
+
+// The matrix's kernels and arrivals, for the environment table.
+std::string MatrixEnvironmentRows(const json& doc) {
+  const json& mc = doc["calibration_matrix"];
+  const json& mo = doc["options"]["matrix"];
+  std::ostringstream md;
+  md << "| matrix LC | " << mo["lc_gap_ms"].get<double>() << " ms mean gap (periodic, poisson, bursty, pareto), seed "
+     << mo["seed"] << "; kernel + 4-byte blocking read;";
+  for (const auto& [name, c] : mc["spins"].items())
+    if (name.rfind("lc", 0) == 0)
+      md << " " << name.substr(2) << " µs: " << c["groups"] << " groups x " << c["iters"] << " iterations = "
+         << Fmt(c["device_ms"].get<double>(), 3) << " ms;";
+  const json& sh = mc["spins"]["short"];
+  const json& lo = mc["spins"]["long"];
+  const json& mb = mc["membound"];
+  md << " |\n| matrix BE | " << mo["be_depth"] << " launches in flight; short: " << sh["groups"] << " groups x "
+     << sh["iters"] << " iterations = " << Fmt(sh["device_ms"].get<double>(), 2) << " ms; long: " << lo["groups"]
+     << " groups (one per compute unit) x " << lo["iters"] << " iterations = " << Fmt(lo["device_ms"].get<double>(), 2)
+     << " ms; membound: saxpy over " << Fmt(mb["buffer_bytes"].get<double>() / (1 << 20), 0) << " MiB = "
+     << Fmt(mb["device_ms"].get<double>(), 3) << " ms (" << Fmt(mb["gbps"].get<double>(), 0)
+     << " GB/s); opaque: short's grid from a program binary (" << mc["opaque"]["binary_bytes"] << " bytes) = "
+     << Fmt(mc["opaque"]["device_ms"].get<double>(), 2) << " ms |\n";
+  return md.str();
+}
+
+bool HasIssueFourScenarios(const json& doc) {
+  for (const auto& sc : doc["options"]["scenarios"])
+    if (!rgpu::bench::matrix::IsMatrix(sc)) return true;
+  return false;
+}
+
+std::string IssueFourMarkdown(const json& doc);
+std::string PerTenantMarkdown(const json& doc);
 
 std::string Markdown(const json& doc) {
   std::ostringstream md;
@@ -900,6 +1031,7 @@ std::string Markdown(const json& doc) {
      << dev["version"].get<std::string>() << ", " << dev["compute_units"] << " compute units) |\n";
   md << "| driver | " << dev["driver"].get<std::string>() << " |\n";
   md << "| host | " << env["host"]["cpu"].get<std::string>() << ", " << env["host"]["cpus"] << " CPUs |\n";
+  if (HasIssueFourScenarios(doc))
   md << "| kernels | dependent FMA chain, " << o["groups"] << " groups of " << o["local"]
      << "; LC " << cal["lc_iters"] << " iterations = " << Fmt(cal["lc_device_ms"].get<double>(), 3)
      << " ms every " << Fmt(o["lc_period_ms"].get<double>(), 1) << " ms; BE " << cal["be_iters"]
@@ -928,10 +1060,23 @@ std::string Markdown(const json& doc) {
          << cd["cuda_driver"].get<std::string>() << ", runtime " << cd["cuda_runtime"].get<std::string>() << " |\n";
     }
   }
+  if (doc.contains("calibration_matrix")) md << MatrixEnvironmentRows(doc);
   md << "| options | " << (o["quick"].get<bool>() ? "--quick, " : "") << Fmt(o["duration_s"].get<double>(), 1)
      << " s per run; seed001 alpha " << Fmt(o["alpha"].get<double>(), 1) << "; fair quantum "
-     << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one) |\n\n";
+     << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one)";
+  if (!o.value("rgpud_args", "").empty()) md << "; rgpud " << o["rgpud_args"].get<std::string>();
+  if (doc.contains("wall_s")) md << "; whole run " << Fmt(doc["wall_s"].get<double>(), 0) << " s";
+  md << " |\n\n";
+  if (HasIssueFourScenarios(doc)) md << IssueFourMarkdown(doc);
+  md << rgpu::bench::matrix::Markdown(doc);
+  md << AccountingMarkdown(doc);
+  md << PerTenantMarkdown(doc);
+  return md.str();
+}
 
+std::string IssueFourMarkdown(const json& doc) {
+  std::ostringstream md;
+  const json& o = doc["options"];
   std::vector<std::string> modes = o["modes"];
   md << "## Sharing (each mode against its own solo runs)\n\n"
         "| mode | LC solo p50 ms | LC solo p99 ms | LC+BE: LC p50 / solo | LC p99 / solo | BE solo kernels/s | "
@@ -985,22 +1130,25 @@ std::string Markdown(const json& doc) {
     md << "\n";
   }
   md << "\n";
+  return md.str();
+}
 
-  md << AccountingMarkdown(doc);
-
-  md << "## Per tenant\n\n| mode | scenario | tenant | kernels | kernels/s | latency p50 ms | p99 ms | late | "
-        "rgpud device s: accounted / expected |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+std::string PerTenantMarkdown(const json& doc) {
+  std::ostringstream md;
+  md << "## Per tenant\n\n| mode | scenario | tenant | kernels | kernels/s | latency p50 ms | p99 ms | p99.9 ms | max ms | "
+        "late | rgpud device s: accounted / expected |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : doc["runs"]) {
     for (const auto& t : r["tenants"]) {
       md << "| " << r["mode"].get<std::string>() << " | " << r["scenario"].get<std::string>() << " | "
          << t.value("tenant", "?") << " | ";
       if (t.contains("error")) {
-        md << "failed: " << t["error"].get<std::string>().substr(0, 120) << " | | | | | |\n";
+        md << "failed: " << t["error"].get<std::string>().substr(0, 120) << " | | | | | | | |\n";
         continue;
       }
       md << t.value("kernels", 0) << " | " << Fmt(Rate(&t), 1) << " | " << Fmt(LatencyMs(&t, "p50"), 3) << " | "
-         << Fmt(LatencyMs(&t, "p99"), 3) << " | " << (t.contains("late") ? std::to_string(t["late"].get<int>()) : "")
+         << Fmt(LatencyMs(&t, "p99"), 3) << " | " << Fmt(LatencyMs(&t, "p999"), 3) << " | "
+         << Fmt(LatencyMs(&t, "max"), 3) << " | " << (t.contains("late") ? std::to_string(t["late"].get<int>()) : "")
          << " | ";
       if (t.contains("accounting"))
         md << Fmt(t["accounting"]["accounted_s"].get<double>(), 4) << " / "
@@ -1053,6 +1201,25 @@ int main(int argc, char** argv) {
   app.add_option("--rgpud-args", o.rgpud_args, "More rgpud options, space-separated (e.g. \"--lc-guard-us 300\")");
   app.add_option("--timeout", o.timeout_s, "Seconds a tenant may take to set up (and to finish past its run)")->capture_default_str();
   app.add_flag("--quick", o.quick, "Smoke run (PoCL in CI): short runs, small kernels, no CUDA or MPS");
+  auto* mx = app.add_option_group("matrix", "The workload matrix of issue 15 (bench/sharing_matrix.h)");
+  mx->add_flag("--matrix", o.matrix,
+               "Run the matrix: every mx_ scenario (a subset with --quick) unless --scenarios names others; "
+               "modes native,fifo,fair unless --modes names others; 2 s per run unless --duration says");
+  mx->add_option("--lc-gap-ms", o.lc_gap_ms, "Mean gap between an LC tenant's requests")->capture_default_str();
+  mx->add_option("--seed", o.seed, "Seed of the arrival processes (recorded in sharing.json)")->capture_default_str();
+  mx->add_option("--lc-us", o.shape.lc_us, "LC kernel lengths (µs) swept with Poisson arrivals")
+      ->delimiter(',')->capture_default_str();
+  auto* lcdef = mx->add_option("--lc-default-us", o.shape.default_lc_us, "LC kernel length (µs) of every arrival process and 2lc2be")
+      ->capture_default_str();
+  mx->add_option("--arrivals", o.shape.arrivals, "periodic, poisson, bursty, pareto")->delimiter(',')->capture_default_str();
+  mx->add_option("--be-kinds", o.shape.be_kinds, "short, membound, long, opaque")->delimiter(',')->capture_default_str();
+  auto* bsh = mx->add_option("--be-short-ms", o.be_short_ms, "BE short: device time of one launch")->capture_default_str();
+  mx->add_option("--be-short-groups-per-cu", o.be_short_groups_per_cu, "BE short (and opaque): work-groups per compute unit")
+      ->capture_default_str();
+  auto* blo = mx->add_option("--be-long-ms", o.be_long_ms, "BE long: device time of one launch (one work-group per compute unit)")
+      ->capture_default_str();
+  auto* bmem = mx->add_option("--be-mem-mib", o.be_mem_mib, "BE membound: both saxpy buffers together, MiB")->capture_default_str();
+  mx->add_option("--be-depth", o.be_depth, "BE: launches in flight")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (o.quick) {
     if (!app.get_option("--modes")->count())
@@ -1063,6 +1230,27 @@ int main(int argc, char** argv) {
     if (!per->count()) o.lc_period_ms = 10;
     if (!grp->count()) o.groups = 8;
     if (!loc->count()) o.local = 64;
+  }
+  if (o.matrix) {
+    if (!app.get_option("--modes")->count()) o.modes = {"native", "fifo", "fair"};
+    if (!dur->count()) o.duration_s = o.quick ? 0.3 : 2;
+    if (o.quick) {
+      if (!lcdef->count()) o.shape.default_lc_us = 1000;
+      if (!bsh->count()) o.be_short_ms = 5;
+      if (!blo->count()) o.be_long_ms = 10;
+      if (!bmem->count()) o.be_mem_mib = 32;
+    }
+    if (!app.get_option("--scenarios")->count())
+      o.scenarios = o.quick ? rgpu::bench::matrix::QuickScenarios(o.shape.default_lc_us)
+                            : rgpu::bench::matrix::FullScenarios(o.shape);
+  }
+  for (const auto& sc : o.scenarios) {
+    try {
+      TenantsOf(sc);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rgpu-bench-sharing: %s\n", e.what());
+      return 2;
+    }
   }
   char self[4096] = {0};
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -79,16 +79,22 @@ inline json CalibrateIters(const std::function<double(int iters)>& device_ms, in
 
 // A tenant's run. `launch_ms` makes one launch of the spec's kernel, waits for it and returns
 // the host time it took (submission to the return of the wait), in ms.
-inline json RunTenant(const json& spec, const std::function<double()>& launch_ms) {
-  const std::string role = spec.at("role");
-  for (int i = 0; i < kWarmupKernels; ++i) launch_ms();
+// Reports the tenant ready (set up and warmed up) and waits for the orchestrator's go; the
+// start of the measured run.
+inline Clock::time_point ReadyThenGo(const json& spec) {
   WriteAtomically(spec.at("ready_file").get<std::string>(), "ready\n");
   const std::filesystem::path go = spec.at("go_file").get<std::string>();
   for (auto give_up = Clock::now() + std::chrono::seconds(120); !std::filesystem::exists(go);) {
     if (Clock::now() > give_up) throw std::runtime_error("no go signal");
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  const auto t0 = Clock::now();
+  return Clock::now();
+}
+
+inline json RunTenant(const json& spec, const std::function<double()>& launch_ms) {
+  const std::string role = spec.at("role");
+  for (int i = 0; i < kWarmupKernels; ++i) launch_ms();
+  const auto t0 = ReadyThenGo(spec);
   const auto until = t0 + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(spec.at("duration_s").get<double>()));
   json out{{"role", role}};

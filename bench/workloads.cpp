@@ -418,7 +418,7 @@ json Summarise(std::vector<double> us) {
   double sum = 0;
   for (double x : us) sum += x;
   return {{"n", us.size()}, {"min", us.front()}, {"p50", at(0.5)}, {"p99", at(0.99)},
-          {"p999", at(0.999)}, {"mean", sum / us.size()}};
+          {"p999", at(0.999)}, {"max", us.back()}, {"mean", sum / us.size()}};
 }
 
 json RunWorker(const json& spec) {

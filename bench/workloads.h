@@ -21,7 +21,7 @@ using nlohmann::json;
 //   matmul_budget_s  stop repeating a multiply after this long (at least one timed run)
 json RunWorker(const json& spec);
 
-// Percentiles of a sample in microseconds: {"n", "p50", "p99", "p999", "min", "mean"}.
+// Percentiles of a sample in microseconds: {"n", "p50", "p99", "p999", "max", "min", "mean"}.
 json Summarise(std::vector<double> us);
 
 }  // namespace rgpu::bench

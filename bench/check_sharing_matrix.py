@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""CI smoke of the sharing benchmark's workload matrix (ctest bench_sharing_matrix_quick).
+
+    bench/check_sharing_matrix.py --bench build/bench/rgpu-bench-sharing --out DIR
+
+Runs `rgpu-bench-sharing --matrix --quick --platform Portable` (native processes and a real
+rgpud with fifo and fair, on PoCL), then checks that sharing.json holds every expected cell of
+every mode with sane figures, that an LC shape has the same due times solo and in a cell, that
+rgpud accounted every tenant some device time, and that bench/report.py fills a doc's matrix
+regions from the result. It does not check the targets: PoCL runs on the CPU.
+"""
+import argparse
+import json
+import math
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MODES = ["native", "fifo", "fair"]
+US = 1000  # --quick's LC kernel length
+LC_SOLOS = [f"mx_lc_{a}_{US}" for a in ("periodic", "poisson", "bursty", "pareto")]
+BE_SOLOS = [f"mx_be_{k}" for k in ("short", "membound", "long", "opaque")]
+CELLS = {
+    f"mx_periodic_{US}_short": ["lc", "be"],
+    f"mx_poisson_{US}_membound": ["lc", "be"],
+    f"mx_bursty_{US}_long": ["lc", "be"],
+    f"mx_pareto_{US}_opaque": ["lc", "be"],
+    f"mx_2lc2be_poisson_{US}": ["lc", "lc2", "be", "be2"],
+}
+EXPECTED = {**{s: ["lc"] for s in LC_SOLOS}, **{s: ["be"] for s in BE_SOLOS}, **CELLS}
+
+problems = []
+
+
+def expect(ok, what):
+    if not ok:
+        problems.append(what)
+    return ok
+
+
+def check_lc(where, t, duration_s):
+    lat = t.get("latency_us", {})
+    n = lat.get("n", 0)
+    if not expect(n >= 10 and n == t.get("kernels"), f"{where}: {n} LC requests"):
+        return
+    qs = [lat[q] for q in ("min", "p50", "p99", "p999", "max")]
+    expect(all(isinstance(q, (int, float)) and math.isfinite(q) for q in qs), f"{where}: latency figures {qs}")
+    expect(0 < qs[0] <= qs[1] <= qs[2] <= qs[3] <= qs[4], f"{where}: latency not ordered {qs}")
+    expect(qs[4] < (duration_s + 60) * 1e6, f"{where}: max latency {qs[4]} us")
+    expect(0 <= t.get("late", -1) <= n, f"{where}: late {t.get('late')}")
+
+
+def check_be(where, t, duration_s):
+    expect(t.get("kernels", 0) >= 1, f"{where}: {t.get('kernels')} BE kernels")
+    expect(t.get("kernels_per_s", 0) > 0, f"{where}: kernels/s {t.get('kernels_per_s')}")
+    expect(t.get("elapsed_s", 0) >= duration_s, f"{where}: elapsed {t.get('elapsed_s')} s")
+
+
+def check_runs(doc):
+    duration_s = doc["options"]["duration_s"]
+    runs = {(r["mode"], r["scenario"]): r for r in doc["runs"]}
+    for mode in MODES:
+        for scenario, names in EXPECTED.items():
+            where = f"{mode} {scenario}"
+            r = runs.get((mode, scenario))
+            if not expect(r is not None, f"{where}: no run") or not expect("error" not in r, f"{where}: {r.get('error')}"):
+                continue
+            tenants = {t["tenant"]: t for t in r["tenants"]}
+            expect(sorted(tenants) == sorted(names), f"{where}: tenants {sorted(tenants)}")
+            for name, t in tenants.items():
+                tw = f"{where} {name}"
+                if not expect("error" not in t, f"{tw}: {t.get('error')}"):
+                    continue
+                (check_lc if name.startswith("lc") else check_be)(tw, t, duration_s)
+                if mode != "native":  # through rgpud: it must have charged the tenant's kernels
+                    acc = t.get("accounting", {})
+                    expect(acc.get("accounted_s", 0) > 0, f"{tw}: rgpud accounted {acc}")
+    return runs
+
+
+def check_same_arrivals(doc, runs):
+    """Same seed, same process: the same due times solo and beside a BE tenant."""
+    for mode in MODES:
+        for cell in CELLS:
+            if cell.startswith("mx_2lc2be"):
+                continue
+            arrival = cell.split("_")[1]
+            solo = runs.get(("native", f"mx_lc_{arrival}_{US}"))
+            got = runs.get((mode, cell))
+            if solo and got and "error" not in solo and "error" not in got:
+                n_solo = solo["tenants"][0]["latency_us"]["n"]
+                n_cell = next(t for t in got["tenants"] if t["tenant"] == "lc")["latency_us"]["n"]
+                expect(n_solo == n_cell, f"{mode} {cell}: {n_cell} requests, {n_solo} solo (same seed)")
+    periodic = runs.get(("native", f"mx_lc_periodic_{US}"))
+    if periodic and "error" not in periodic:
+        opt = doc["options"]
+        due = math.ceil(opt["duration_s"] * 1e3 / opt["matrix"]["lc_gap_ms"] - 1e-9)
+        expect(periodic["tenants"][0]["latency_us"]["n"] == due, f"periodic: {due} requests expected")
+
+
+def check_header(doc):
+    env = doc.get("environment", {})
+    for key in ("date", "commit", "device"):
+        expect(key in env, f"environment has no {key}")
+    expect("driver" in env.get("device", {}), "environment: no driver")
+    expect("seed" in doc["options"].get("matrix", {}), "options: no seed")
+    cal = doc.get("calibration_matrix", {})
+    expect(cal.get("opaque", {}).get("binary_bytes", 0) > 0, f"opaque kernel: {cal.get('opaque')}")
+    expect(cal.get("membound", {}).get("device_ms", 0) > 0, f"membound kernel: {cal.get('membound')}")
+
+
+def check_report(out):
+    md = (out / "sharing.md").read_text()
+    for scenario in EXPECTED:
+        expect(f"| `{scenario}` |" in md, f"sharing.md: no row for {scenario}")
+    for mode in MODES:
+        expect(f"- **{mode}**: worst LC p99" in md, f"sharing.md: no worst case for {mode}")
+    # bench/report.py fills a doc's matrix regions from the result.
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = pathlib.Path(tmp) / "doc.md"
+        doc.write_text("".join(f"<!-- BEGIN GENERATED: matrix-{s} -->\nPLACEHOLDER\n<!-- END GENERATED: matrix-{s} -->\n"
+                               for s in ("environment", "matrix", "matrix-solo-runs")))
+        report = pathlib.Path(__file__).with_name("report.py")
+        rc = subprocess.run([sys.executable, str(report), str(out), "--bench", "sharing", "--region", "matrix",
+                             "--docs", str(doc)]).returncode
+        text = doc.read_text()
+        expect(rc == 0 and "PLACEHOLDER" not in text and f"`mx_2lc2be_poisson_{US}`" in text, f"report.py: rc {rc}\n{text}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--out", required=True, type=pathlib.Path)
+    args = ap.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    cmd = [args.bench, "--matrix", "--quick", "--platform", "Portable", "--out", str(args.out)]
+    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+    expect(rc == 0, f"{' '.join(cmd)} exited {rc}")
+    doc = json.loads((args.out / "sharing.json").read_text())
+    check_header(doc)
+    check_same_arrivals(doc, check_runs(doc))
+    check_report(args.out)
+    for p in problems:
+        print("FAIL:", p)
+    print(f"{len(problems)} problems in {len(doc['runs'])} runs")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
