@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
                  "fair: best-effort launches that cannot be stopped mid-way run in slices of at "
                  "most this much device time while a latency-critical tenant is active.")
       ->capture_default_str();
+  app.add_option("--lc-guard-us", opt.sched.lc_guard_us,
+                 "fair: best-effort work resumes this long after a latency-critical tenant's "
+                 "request was served.")
+      ->capture_default_str();
   app.add_flag("--force-runs", opt.sched.force_runs,
                "Testing: hold every launch and run it preemptibly where possible, each run "
                "stopped after a random number of work-groups.");

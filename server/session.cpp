@@ -258,7 +258,13 @@ void Session::Serve() {
     stats_.bytes_in += proto::kHeaderSize + body.size();
     if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
     Reader r(body.data(), body.size());
+    // A latency-critical tenant's requests (its blocking reads too) keep best-effort work
+    // off the device while they are served (Scheduler::LatencyCriticalRequest).
+    const Tenant* t = tenant();
+    const bool lc = t && t->priority == Priority::LatencyCritical;
+    if (lc) server_->scheduler().LatencyCriticalRequest(true);
     s = Dispatch(h, r);
+    if (lc) server_->scheduler().LatencyCriticalRequest(false);
     if (!s.ok() && s.is_protocol()) {
       reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
       if (hello_done_) server_->metrics().CountError(ErrorKind::Protocol);

@@ -179,7 +179,9 @@ class Backend {
   // The command's execution status now (CL_QUEUED..CL_COMPLETE, or negative), without waiting.
   virtual int32_t EventStatus(BkEvent* e) = 0;
   // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
-  virtual void OnComplete(BkEvent* e, CompletionFn fn) = 0;
+  // `urgent`: the scheduler's own commands, whose completion the device is idle waiting for;
+  // they are looked at every few microseconds instead of backing off.
+  virtual void OnComplete(BkEvent* e, CompletionFn fn, bool urgent = false) = 0;
 
   virtual void Retain(proto::ObjType type, void* handle) = 0;
   virtual void Release(proto::ObjType type, void* handle) = 0;

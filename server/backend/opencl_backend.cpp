@@ -49,6 +49,9 @@ std::string PlatformString(cl_platform_id p, cl_platform_info what) {
 // microseconds, on every implementation.
 class CompletionWatcher {
  public:
+  // Longest pause between sweeps while an urgent event (a held launch's run or slice, which
+  // the device waits on before the dispatcher can feed it more) is watched.
+  static constexpr int kUrgentPauseUs = 10;
   CompletionWatcher() : thread_([this] { Loop(); }) {}
   ~CompletionWatcher() {
     {
@@ -58,11 +61,11 @@ class CompletionWatcher {
     cv_.notify_all();
     thread_.join();
   }
-  void Watch(cl_event e, CompletionFn fn) {
+  void Watch(cl_event e, CompletionFn fn, bool urgent) {
     clRetainEvent(e);
     {
       std::lock_guard lk(mu_);
-      incoming_.push_back({e, std::move(fn)});
+      incoming_.push_back({e, std::move(fn), urgent});
     }
     cv_.notify_one();
   }
@@ -71,6 +74,7 @@ class CompletionWatcher {
   struct Watched {
     cl_event event;
     CompletionFn fn;
+    bool urgent = false;
   };
   void Loop() {
     // Short sleeps between sweeps: ask for fine timer slack so they stay short.
@@ -88,7 +92,8 @@ class CompletionWatcher {
         for (auto& w : incoming_) watching.push_back(std::move(w));
         incoming_.clear();
       }
-      bool any_done = false;
+      bool any_done = false, any_urgent = false;
+      for (const Watched& w : watching) any_urgent |= w.urgent;
       for (size_t i = 0; i < watching.size();) {
         cl_int st = CL_OUT_OF_RESOURCES;
         if (clGetEventInfo(watching[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
@@ -106,7 +111,7 @@ class CompletionWatcher {
         any_done = true;
       }
       if (any_done) pause_us = 5;
-      else pause_us = std::min(200, pause_us + pause_us / 8 + 1);
+      else pause_us = std::min(any_urgent ? kUrgentPauseUs : 200, pause_us + pause_us / 8 + 1);
       if (!watching.empty() && !any_done) {
         std::unique_lock lk(mu_);
         cv_.wait_for(lk, std::chrono::microseconds(pause_us), [&] { return stop_ || !incoming_.empty(); });
@@ -539,7 +544,9 @@ class OpenCLBackend final : public Backend {
     return st;
   }
 
-  void OnComplete(BkEvent* e, CompletionFn fn) override { watcher_.Watch(E(e), std::move(fn)); }
+  void OnComplete(BkEvent* e, CompletionFn fn, bool urgent = false) override {
+    watcher_.Watch(E(e), std::move(fn), urgent);
+  }
 
 
   void Retain(proto::ObjType type, void* h) override {

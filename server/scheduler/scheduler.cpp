@@ -486,15 +486,18 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(h->req);
-    if (!h->sliceable) st.usage.unsliceable++;
+    if (!h->sliceable && !h->preemptible) st.usage.unsliceable++;
     st.queue.push_back(h);
   }
-  backend_->OnComplete(*start, [this, h](int32_t status) {
-    std::lock_guard lk(mu_);
-    h->ready = true;
-    if (status < 0) h->status = status;
-    cv_.notify_all();
-  });
+  backend_->OnComplete(
+      *start,
+      [this, h](int32_t status) {
+        std::lock_guard lk(mu_);
+        h->ready = true;
+        if (status < 0) h->status = status;
+        cv_.notify_all();
+      },
+      /*urgent=*/true);
   backend_->Release(proto::ObjType::Event, *start);
   return LaunchResult{*done, h->times};
 }
@@ -548,14 +551,22 @@ void Scheduler::PlanHeld(Held& h) {
 }
 
 void Scheduler::StopRuns(std::optional<uint64_t> session) {
-  static const std::vector<uint8_t> kStop = {1, 0, 0, 0};
+  // A write, not a fill: NVIDIA fills with a kernel, whose work-groups queue behind the run's
+  // own (measured on the H200: the stop then took effect only as the run ended); a write is a
+  // copy, which the copy engine does while the run's work-groups occupy the device.
+  static const Bytes kStop = [] {
+    auto b = std::make_shared<ByteVec>(4);
+    const uint32_t one = 1;
+    std::memcpy(b->data(), &one, 4);
+    return b;
+  }();
   for (auto& h : runs_) {
     if (h->stop_sent || (session && h->req.session_id != *session)) continue;
     // After the run's own control write (which clears the flag), on a queue of its own so that
     // it does not wait for the run: the running work-groups see it at their next claim.
     BkEvent* after[1] = {h->ctl_written};
-    auto ev = backend_->Fill(h->req.ctl_queue, h->ctl, kStop, 0, kStop.size(),
-                             h->ctl_written ? WaitList(after) : WaitList());
+    auto ev = backend_->Write(h->req.ctl_queue, h->ctl, 0, kStop,
+                              h->ctl_written ? WaitList(after) : WaitList());
     if (!ev.ok()) {
       spdlog::debug("stop flag not written: {}", ev.status().message());
       continue;
@@ -615,8 +626,12 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       return true;  // state may have changed; look again
     }
   }
-  bool lc_busy = false, lc_active = false;
   const auto now = Clock::now();
+  const auto guard_end =
+      lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000));
+  bool lc_busy = lc_requests_ > 0 || now < guard_end, lc_active = false;
+  if (lc_requests_ == 0 && now < guard_end && (wake_at_ == Clock::time_point{} || guard_end < wake_at_))
+    wake_at_ = guard_end;
   for (auto& [key, st] : tenants_) {
     if (st.priority != Priority::LatencyCritical) continue;
     if (st.in_flight > 0) lc_busy = true;
@@ -698,7 +713,8 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
     backend_->Retain(proto::ObjType::Event, *ev);
     slice_events_.push_back(*ev);
   }
-  backend_->OnComplete(*ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); });
+  backend_->OnComplete(
+      *ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); }, /*urgent=*/true);
   backend_->Release(proto::ObjType::Event, *ev);
 }
 
@@ -743,7 +759,8 @@ void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq) {
     return fail(read.status());
   }
   backend_->Flush(h->req.exec_queue);
-  backend_->OnComplete(*read, [this, h, seq, k = *kernel](int32_t st) { RunDone(h, seq, k, st); });
+  backend_->OnComplete(*read, [this, h, seq, k = *kernel](int32_t st) { RunDone(h, seq, k, st); },
+                       /*urgent=*/true);
   backend_->Release(proto::ObjType::Event, *read);
 }
 
@@ -891,6 +908,18 @@ void Scheduler::CancelSession(uint64_t session_id) {
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }
+}
+
+void Scheduler::LatencyCriticalRequest(bool begin) {
+  if (options_.policy != Policy::Fair) return;
+  std::lock_guard lk(mu_);
+  if (begin) {
+    lc_requests_++;
+    return;
+  }
+  lc_requests_--;
+  lc_served_ = Clock::now();
+  cv_.notify_all();
 }
 
 std::vector<SchedUsage> Scheduler::Usage() {

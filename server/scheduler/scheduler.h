@@ -56,6 +56,8 @@ struct SchedulerOptions {
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time.
   double lc_slice_us = 150.0;
+  // fair: best-effort work resumes this long after a latency-critical request was served.
+  double lc_guard_us = 50.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -120,6 +122,10 @@ class Scheduler {
   // returns once none of its slices is on the device.
   void CancelSession(uint64_t session_id);
   std::vector<SchedUsage> Usage();
+  // A latency-critical tenant's request starts (true) or has been served (false): under fair,
+  // best-effort work is not put on the device meanwhile, nor for lc_guard_us after, so that
+  // the request's own transfers (a blocking read after its kernel) do not wait behind it.
+  void LatencyCriticalRequest(bool begin);
   // Called with every measured kernel's device time (set once, before launches start).
   std::function<void(const Tenant*, uint64_t ns)> on_device_time;
 
@@ -189,6 +195,8 @@ class Scheduler {
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
   // Preemptible runs on the device (at most one, of the tenant on_device_).
   std::vector<std::shared_ptr<Held>> runs_;                  // GUARDED_BY(mu_)
+  int lc_requests_ = 0;                                      // GUARDED_BY(mu_): being served
+  std::chrono::steady_clock::time_point lc_served_{};        // GUARDED_BY(mu_): the last one ended
   // What a direct launch costs on the device, by kernel and work-items (EWMA of measured
   // launches; the launches between two measured ones are charged this).
   struct CostKey {

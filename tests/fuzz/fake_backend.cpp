@@ -352,7 +352,7 @@ int32_t FakeBackend::EventStatus(BkEvent* ev) {
   return e->status;
 }
 
-void FakeBackend::OnComplete(BkEvent* ev, CompletionFn fn) {
+void FakeBackend::OnComplete(BkEvent* ev, CompletionFn fn, bool /*urgent*/) {
   Object* e = O(ev, ObjType::Event);
   int32_t status;
   {

@@ -90,7 +90,7 @@ class FakeBackend : public server::Backend {
   Status SetUserEventStatus(server::BkEvent* e, int32_t status) override;
   Result<server::BkEvent*> FailedEvent(server::BkContext* ctx, int32_t code) override;
   int32_t EventStatus(server::BkEvent* e) override;
-  void OnComplete(server::BkEvent* e, server::CompletionFn fn) override;
+  void OnComplete(server::BkEvent* e, server::CompletionFn fn, bool urgent = false) override;
   void Retain(proto::ObjType type, void* handle) override;
   void Release(proto::ObjType type, void* handle) override;
 
