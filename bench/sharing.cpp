@@ -72,6 +72,12 @@ namespace {
 using rgpu::bench::sharing::ReadFile;
 using rgpu::bench::sharing::WriteAtomically;
 
+// A mode as a plain file name: "fair:250/--lc-rhythm=0" -> "fair-250---lc-rhythm-0".
+std::string FileSafe(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '.'; }, '-');
+  return s;
+}
+
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 std::string Now() {
@@ -400,6 +406,7 @@ class Bench {
   size_t compute_units_ = 0;
   json matrix_cal_;                             // matrix::Calibrate's answer
   int runs_done_ = 0, runs_total_ = 0;          // for the progress lines
+  int daemons_started_ = 0;
 };
 
 void Bench::PrepareVendors() {
@@ -510,14 +517,21 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     return me;
   }
   // rgpud with a policy: "fifo", "seed001", "fair" or "fair:QUANTUM_US".
-  std::string policy = mode, quantum = std::to_string(opt_.quantum_us);
-  if (auto colon = mode.find(':'); colon != std::string::npos) {
-    policy = mode.substr(0, colon);
-    quantum = mode.substr(colon + 1);
+  // POLICY[:QUANTUM_US][/ARG...]: rgpud --policy POLICY, each ARG one more rgpud argument
+  // (after --rgpud-args); rgpud itself refuses a policy it does not know.
+  std::vector<std::string> mode_args;
+  {
+    std::istringstream parts(mode);
+    for (std::string a; std::getline(parts, a, '/');) mode_args.push_back(a);
   }
-  if (policy != "fifo" && policy != "seed001" && policy != "fair")
-    throw std::runtime_error("unknown mode " + mode);
-  std::string tag = policy + "-" + quantum.substr(0, quantum.find('.'));  // one daemon per mode
+  std::string policy = mode_args.front(), quantum = std::to_string(opt_.quantum_us);
+  mode_args.erase(mode_args.begin());
+  if (auto colon = policy.find(':'); colon != std::string::npos) {
+    quantum = policy.substr(colon + 1);
+    policy = policy.substr(0, colon);
+  }
+  if (policy.empty()) throw std::runtime_error("mode " + mode + " names no policy");
+  const std::string tag = std::to_string(++daemons_started_);  // short: a socket path has 108 bytes
   fs::path sock = tmp_ / ("rgpud-" + tag + ".sock");
   fs::path log = tmp_ / ("rgpud-" + tag + ".log");
   const int metrics_port = FreePort();
@@ -531,6 +545,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     std::istringstream extra(opt_.rgpud_args);
     for (std::string a; extra >> a;) argv.push_back(a);
   }
+  argv.insert(argv.end(), mode_args.begin(), mode_args.end());
   // rgpud holds the device as one ordinary process: no MPS variables reach it.
   pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
   for (int i = 0; !fs::exists(sock); ++i) {
@@ -560,7 +575,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   me.describe["rgpud"] = argv;
   me.describe["policy"] = policy;
   me.describe["log"] = log.string();
-  me.describe["quantum_us"] = std::stod(quantum);
+  me.describe["quantum_us"] = quantum;
   me.describe["metrics"] = "127.0.0.1:" + std::to_string(metrics_port);
   return me;
 }
@@ -626,7 +641,7 @@ void Bench::CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios
 }
 
 json Bench::RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me) {
-  const std::string label = mode.substr(0, mode.find(':')) + "-" + scenario;
+  const std::string label = FileSafe(mode) + "-" + scenario;
   std::fprintf(stderr, "[%s] %3d/%d %-8s %-26s ...", Now().c_str(), ++runs_done_, runs_total_, mode.c_str(),
                scenario.c_str());
   auto t_start = Clock::now();
@@ -848,7 +863,7 @@ int Bench::Main() {
       const fs::path log = me.describe["log"].get<std::string>();
       me.describe["rgpud_log_tail"] = Tail(log, 3000);
       std::error_code ec;
-      fs::copy_file(log, fs::path(opt_.out) / ("rgpud-" + mode.substr(0, mode.find(':')) + ".log"),
+      fs::copy_file(log, fs::path(opt_.out) / ("rgpud-" + FileSafe(mode) + ".log"),
                     fs::copy_options::overwrite_existing, ec);
     }
     doc["modes"][mode] = me.describe;
@@ -1183,7 +1198,9 @@ int main(int argc, char** argv) {
   app.add_option("--build", o.build, "rgpu build tree (server/rgpud, client/librgpu-icd.so); default: this binary's");
   app.add_option("--vendors", o.vendors, "Directory of the system's OpenCL .icd files")->capture_default_str();
   app.add_option("--platform", o.platform, "Platform to share (name substring; default: the first GPU)");
-  app.add_option("--modes", o.modes, "native, cuda, mps, fifo, seed001, fair or fair:QUANTUM_US")->delimiter(',')->capture_default_str();
+  app.add_option("--modes", o.modes,
+                 "native, cuda, mps, or an rgpud policy as POLICY[:QUANTUM_US][/RGPUD_ARG...] (fifo, seed001, fair, "
+                 "fair:250, fair/--lc-rhythm=0)")->delimiter(',')->capture_default_str();
   app.add_option("--cuda-tenant", o.cuda_tenant, "The CUDA tenant of modes cuda and mps; default: rgpu-bench-sharing-cuda beside this binary");
   app.add_option("--scenarios", o.scenarios, "lc_solo, be_solo, lc_be, equal2, equal4, weighted")->delimiter(',')->capture_default_str();
   auto* dur = app.add_option("--duration", o.duration_s, "Seconds each run measures")->capture_default_str();
