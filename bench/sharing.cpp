@@ -273,6 +273,7 @@ struct Options {
   size_t be_short_groups_per_cu = 64;
   double be_mem_mib = 2048;  // both buffers of the membound kernel together
   int be_depth = 2;
+  std::string baseline;  // an earlier sharing.json whose native runs and calibration to use
 };
 
 using rgpu::bench::Spawn;
@@ -718,8 +719,20 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
   if (me.metrics_port && !busy_before.empty()) Account(result, busy_before, me.metrics_port);
   if (!error.empty()) result["error"] = error;
   result["wall_s"] = std::chrono::duration<double>(Clock::now() - t_start).count();
-  std::fprintf(stderr, " %s in %.1f s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
-               result["wall_s"].get<double>());
+  std::string figures;  // for whoever watches the progress
+  for (const auto& t : result["tenants"]) {
+    char b[96];
+    if (t.contains("latency_us") && t["latency_us"].contains("p99"))
+      std::snprintf(b, sizeof(b), " %s p99 %.3f ms;", t["tenant"].get<std::string>().c_str(),
+                    t["latency_us"]["p99"].get<double>() / 1e3);
+    else if (t.contains("kernels_per_s"))
+      std::snprintf(b, sizeof(b), " %s %.1f/s;", t["tenant"].get<std::string>().c_str(), t["kernels_per_s"].get<double>());
+    else
+      continue;
+    figures += b;
+  }
+  std::fprintf(stderr, " %s in %.1f s:%s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
+               result["wall_s"].get<double>(), figures.c_str());
   return result;
 }
 
@@ -811,8 +824,28 @@ int Bench::Main() {
   if (std::find_if(opt_.modes.begin(), opt_.modes.end(), [](const std::string& m) { return m == "cuda" || m == "mps"; }) !=
       opt_.modes.end())
     CalibrateCuda(doc);
-  if (std::any_of(opt_.scenarios.begin(), opt_.scenarios.end(), rgpu::bench::matrix::IsMatrix))
+  json baseline;
+  if (!opt_.baseline.empty()) {
+    baseline = json::parse(ReadFile(opt_.baseline), nullptr, false);
+    if (!baseline.is_object() || !baseline.contains("runs"))
+      throw std::runtime_error("--baseline " + opt_.baseline + ": not a sharing.json");
+    // Same due times and run length, or the ratios compare different things.
+    const json& bo = baseline["options"];
+    if (bo.value("duration_s", 0.0) != opt_.duration_s || !bo.contains("matrix") ||
+        bo["matrix"].value("seed", uint64_t{0}) != opt_.seed || bo["matrix"].value("lc_gap_ms", 0.0) != opt_.lc_gap_ms)
+      throw std::runtime_error("--baseline " + opt_.baseline + " ran with another --duration, --seed or --lc-gap-ms");
+  }
+  if (baseline.contains("calibration_matrix")) {
+    // The baseline's kernels exactly, so that its native runs and this run's are the same work.
+    matrix_cal_ = doc["calibration_matrix"] = baseline["calibration_matrix"];
+    for (const auto& sc : opt_.scenarios)
+      for (const auto& t : TenantsOf(sc))
+        if (t.in_matrix && t.role == "lc" && !matrix_cal_["spins"].contains("lc" + std::to_string(t.mx.lc_us)))
+          throw std::runtime_error("--baseline " + opt_.baseline + " has no " + std::to_string(t.mx.lc_us) +
+                                   " µs LC kernel (scenario " + sc + ")");
+  } else if (std::any_of(opt_.scenarios.begin(), opt_.scenarios.end(), rgpu::bench::matrix::IsMatrix)) {
     CalibrateMatrix(doc, opt_.scenarios);
+  }
   doc["options"] = {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
                     {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
                     {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
@@ -828,6 +861,20 @@ int Bench::Main() {
   doc["config"] = WriteConfig();
 
   doc["runs"] = json::array();
+  if (!baseline.is_null()) {
+    // Native runs measured earlier: what the ratios divide by, without running native again.
+    int taken = 0;
+    for (const auto& r : baseline["runs"])
+      if (r["mode"] == "native" && std::find(opt_.modes.begin(), opt_.modes.end(), "native") == opt_.modes.end()) {
+        doc["runs"].push_back(r);
+        doc["runs"].back()["from_baseline"] = true;
+        ++taken;
+      }
+    doc["baseline"] = {{"file", opt_.baseline}, {"commit", baseline["environment"]["commit"]},
+                       {"date", baseline["environment"]["date"]}, {"native_runs", taken}};
+    std::fprintf(stderr, "[%s] %d native runs and the matrix's calibration from %s\n", Now().c_str(), taken,
+                 opt_.baseline.c_str());
+  }
   doc["modes"] = json::object();
   // Written after every run, so that a run cut short still leaves what it measured.
   fs::create_directories(opt_.out);
@@ -1080,6 +1127,9 @@ std::string Markdown(const json& doc) {
      << " s per run; seed001 alpha " << Fmt(o["alpha"].get<double>(), 1) << "; fair quantum "
      << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one)";
   if (!o.value("rgpud_args", "").empty()) md << "; rgpud " << o["rgpud_args"].get<std::string>();
+  if (doc.contains("baseline"))
+    md << "; native runs from " << doc["baseline"]["file"].get<std::string>() << " (commit "
+       << doc["baseline"]["commit"].get<std::string>() << ", " << doc["baseline"]["date"].get<std::string>() << ")";
   if (doc.contains("wall_s")) md << "; whole run " << Fmt(doc["wall_s"].get<double>(), 0) << " s";
   md << " |\n\n";
   if (HasIssueFourScenarios(doc)) md << IssueFourMarkdown(doc);
@@ -1237,6 +1287,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* bmem = mx->add_option("--be-mem-mib", o.be_mem_mib, "BE membound: both saxpy buffers together, MiB")->capture_default_str();
   mx->add_option("--be-depth", o.be_depth, "BE: launches in flight")->capture_default_str();
+  mx->add_option("--baseline", o.baseline,
+                 "An earlier sharing.json (same device): its native runs and matrix calibration stand in for "
+                 "mode native, so that policies can be compared without running native again");
   CLI11_PARSE(app, argc, argv);
   if (o.quick) {
     if (!app.get_option("--modes")->count())

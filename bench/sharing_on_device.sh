@@ -8,7 +8,10 @@
 #   bench/sharing_on_device.sh .carry-sharing $OUT/mx --matrix
 # and with a policy or rgpud flags under trial:
 #   bench/sharing_on_device.sh .carry-sharing $OUT/mx --matrix --modes native,fifo,fair,fair:250 \
-#     --rgpud-args "--lc-rhythm 0"
+#     --rgpud-args "--lc-guard-us 200"
+# or against the native runs of an earlier matrix run (its sharing.json copied into the carry):
+#   bench/sharing_on_device.sh .carry-sharing $OUT/try --matrix --modes fair,fair/--lc-rhythm=0 \
+#     --baseline .carry-sharing/native-sharing.json
 # OUTDIR gets sharing.json, sharing.md, progress.txt, device-log.txt and rgpud-logs.tar.gz (every
 # mode's rgpud log in one file: the device tool brings back at most 8 files).
 #
