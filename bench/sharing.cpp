@@ -673,10 +673,17 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     std::fprintf(stderr, " skipped: %s\n", result["error"].get<std::string>().c_str());
     return result;
   }
+  json lc_done = json::array();  // matrix: BE tenants run on until every LC tenant is done
+  for (const auto& t : tenants)
+    if (t.in_matrix && t.role == "lc") lc_done.push_back((dir / (t.name + ".done")).string());
   for (const auto& t : tenants) {
     json spec = TenantSpecJson(t, me);
     spec["ready_file"] = (dir / (t.name + ".ready")).string();
     spec["go_file"] = go.string();
+    if (t.in_matrix) {
+      if (t.role == "lc") spec["done_file"] = (dir / (t.name + ".done")).string();
+      else spec["hold_for"] = lc_done;
+    }
     Proc p{t, 0, dir / (t.name + ".ready"), dir / (t.name + ".json"), dir / (t.name + ".log")};
     std::ofstream(dir / (t.name + ".spec.json")) << spec.dump();
     std::vector<std::string> env = me.env;
