@@ -4,7 +4,7 @@
 #
 #   bench/sharing_on_device.sh CARRIED_BUILD OUTDIR [rgpu-bench-sharing options...]
 #
-# The workload matrix of issue 15 (native, fifo, fair; 35 runs each at 2 s, about 6 minutes):
+# The workload matrix of issue 15 (native, fifo, fair; 35 runs each at 2 s, about 5 minutes):
 #   bench/sharing_on_device.sh .carry-sharing $OUT/mx --matrix
 # and with a policy or rgpud flags under trial:
 #   bench/sharing_on_device.sh .carry-sharing $OUT/mx --matrix --modes native,fifo,fair,fair:250 \
