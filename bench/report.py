@@ -11,7 +11,8 @@ renderer). Each "## Section" of BENCH.md fills the region
 the bench's name unless --region names another (two runs in one doc). --only fills just the
 named sections (slugs such as "accounting"), leaving the doc's other regions of that prefix
 as they are. The docs default to docs/performance.md (overhead) and docs/scheduling.md
-(sharing).
+(sharing). A run of the sharing benchmark's workload matrix (`--matrix`) fills the matrix-*
+regions of docs/scheduling.md: `bench/report.py --bench sharing --region matrix RESULT_DIR`.
 """
 import argparse
 import pathlib

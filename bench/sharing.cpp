@@ -72,6 +72,12 @@ namespace {
 using rgpu::bench::sharing::ReadFile;
 using rgpu::bench::sharing::WriteAtomically;
 
+// A mode as a plain file name: "fair:250/--lc-rhythm=0" -> "fair-250---lc-rhythm-0".
+std::string FileSafe(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)) && c != '.'; }, '-');
+  return s;
+}
+
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 std::string Now() {
@@ -267,6 +273,7 @@ struct Options {
   size_t be_short_groups_per_cu = 64;
   double be_mem_mib = 2048;  // both buffers of the membound kernel together
   int be_depth = 2;
+  std::string baseline;  // an earlier sharing.json whose native runs and calibration to use
 };
 
 using rgpu::bench::Spawn;
@@ -359,6 +366,13 @@ std::vector<TenantSpec> TenantsOf(const std::string& scenario) {
   throw std::runtime_error("unknown scenario " + scenario);
 }
 
+// A tenant's process during a run.
+struct TenantProc {
+  TenantSpec t;
+  pid_t pid;
+  fs::path ready, out, log;
+};
+
 // Where the tenants of a mode run, and how.
 struct ModeEnv {
   std::string tenant;               // the tenant program: this binary or the CUDA tenant
@@ -387,6 +401,14 @@ class Bench {
   std::string WriteConfig();
   void Account(json& result, const std::map<std::string, double>& before, int port);
   void CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios);
+  std::vector<TenantProc> SpawnTenants(const std::vector<TenantSpec>& tenants, const ModeEnv& me, const fs::path& dir);
+  std::string WaitUntilReady(std::vector<TenantProc>& procs);
+  void FindDevice(json& doc);
+  void CalibrateScenarios(json& doc);
+  json LoadBaseline(json& doc);
+  void TakeBaselineRuns(json& doc, const json& baseline);
+  json OptionsJson() const;
+  void StopMode(const std::string& mode, ModeEnv& me);
   json TenantSpecJson(const TenantSpec& t, const ModeEnv& me) const;
 
   Options opt_;
@@ -400,6 +422,7 @@ class Bench {
   size_t compute_units_ = 0;
   json matrix_cal_;                             // matrix::Calibrate's answer
   int runs_done_ = 0, runs_total_ = 0;          // for the progress lines
+  int daemons_started_ = 0;
 };
 
 void Bench::PrepareVendors() {
@@ -510,14 +533,21 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     return me;
   }
   // rgpud with a policy: "fifo", "seed001", "fair" or "fair:QUANTUM_US".
-  std::string policy = mode, quantum = std::to_string(opt_.quantum_us);
-  if (auto colon = mode.find(':'); colon != std::string::npos) {
-    policy = mode.substr(0, colon);
-    quantum = mode.substr(colon + 1);
+  // POLICY[:QUANTUM_US][/ARG...]: rgpud --policy POLICY, each ARG one more rgpud argument
+  // (after --rgpud-args); rgpud itself refuses a policy it does not know.
+  std::vector<std::string> mode_args;
+  {
+    std::istringstream parts(mode);
+    for (std::string a; std::getline(parts, a, '/');) mode_args.push_back(a);
   }
-  if (policy != "fifo" && policy != "seed001" && policy != "fair")
-    throw std::runtime_error("unknown mode " + mode);
-  std::string tag = policy + "-" + quantum.substr(0, quantum.find('.'));  // one daemon per mode
+  std::string policy = mode_args.front(), quantum = std::to_string(opt_.quantum_us);
+  mode_args.erase(mode_args.begin());
+  if (auto colon = policy.find(':'); colon != std::string::npos) {
+    quantum = policy.substr(colon + 1);
+    policy = policy.substr(0, colon);
+  }
+  if (policy.empty()) throw std::runtime_error("mode " + mode + " names no policy");
+  const std::string tag = std::to_string(++daemons_started_);  // short: a socket path has 108 bytes
   fs::path sock = tmp_ / ("rgpud-" + tag + ".sock");
   fs::path log = tmp_ / ("rgpud-" + tag + ".log");
   const int metrics_port = FreePort();
@@ -531,6 +561,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     std::istringstream extra(opt_.rgpud_args);
     for (std::string a; extra >> a;) argv.push_back(a);
   }
+  argv.insert(argv.end(), mode_args.begin(), mode_args.end());
   // rgpud holds the device as one ordinary process: no MPS variables reach it.
   pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
   for (int i = 0; !fs::exists(sock); ++i) {
@@ -560,7 +591,7 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   me.describe["rgpud"] = argv;
   me.describe["policy"] = policy;
   me.describe["log"] = log.string();
-  me.describe["quantum_us"] = std::stod(quantum);
+  me.describe["quantum_us"] = quantum;
   me.describe["metrics"] = "127.0.0.1:" + std::to_string(metrics_port);
   return me;
 }
@@ -625,8 +656,52 @@ void Bench::CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios
   doc["calibration_matrix"] = cal;
 }
 
+// Starts one process per tenant of a run, with its spec in `dir`.
+std::vector<TenantProc> Bench::SpawnTenants(const std::vector<TenantSpec>& tenants, const ModeEnv& me,
+                                            const fs::path& dir) {
+  json lc_done = json::array();  // matrix: BE tenants run on until every LC tenant is done
+  for (const auto& t : tenants)
+    if (t.in_matrix && t.role == "lc") lc_done.push_back((dir / (t.name + ".done")).string());
+  std::vector<TenantProc> procs;
+  for (const auto& t : tenants) {
+    json spec = TenantSpecJson(t, me);
+    spec["ready_file"] = (dir / (t.name + ".ready")).string();
+    spec["go_file"] = (dir / "go").string();
+    if (t.in_matrix) {
+      if (t.role == "lc") spec["done_file"] = (dir / (t.name + ".done")).string();
+      else spec["hold_for"] = lc_done;
+    }
+    TenantProc p{t, 0, dir / (t.name + ".ready"), dir / (t.name + ".json"), dir / (t.name + ".log")};
+    std::ofstream(dir / (t.name + ".spec.json")) << spec.dump();
+    std::vector<std::string> env = me.env;
+    if (me.tokens) env.push_back("RGPU_TOKEN=tok-" + t.name);
+    p.pid = Spawn({me.tenant, "--tenant", (dir / (t.name + ".spec.json")).string(), p.out.string()}, env, p.log);
+    procs.push_back(p);
+  }
+  return procs;
+}
+
+// Until every tenant reports ready; why not, if one exits or --timeout passes first.
+std::string Bench::WaitUntilReady(std::vector<TenantProc>& procs) {
+  for (auto deadline = Clock::now() + std::chrono::seconds(opt_.timeout_s);;) {
+    bool all = true;
+    for (auto& p : procs) {
+      if (fs::exists(p.ready)) continue;
+      all = false;
+      int st;
+      if (waitpid(p.pid, &st, WNOHANG) == p.pid) {
+        p.pid = 0;
+        return p.t.name + " exited during setup: " + Tail(p.out, 300) + Tail(p.log, 300);
+      }
+    }
+    if (all) return "";
+    if (Clock::now() > deadline) return "tenants not ready in time";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 json Bench::RunScenario(const std::string& mode, const std::string& scenario, const ModeEnv& me) {
-  const std::string label = mode.substr(0, mode.find(':')) + "-" + scenario;
+  const std::string label = FileSafe(mode) + "-" + scenario;
   std::fprintf(stderr, "[%s] %3d/%d %-8s %-26s ...", Now().c_str(), ++runs_done_, runs_total_, mode.c_str(),
                scenario.c_str());
   auto t_start = Clock::now();
@@ -634,12 +709,6 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path go = dir / "go";
-  struct Proc {
-    TenantSpec t;
-    pid_t pid;
-    fs::path ready, out, log;
-  };
-  std::vector<Proc> procs;
   json result{{"mode", mode}, {"scenario", scenario}, {"tenants", json::array()}};
   // rgpud's device time per tenant before anyone starts (warm-up launches included, since
   // the tenants report them too).
@@ -657,37 +726,9 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     std::fprintf(stderr, " skipped: %s\n", result["error"].get<std::string>().c_str());
     return result;
   }
-  for (const auto& t : tenants) {
-    json spec = TenantSpecJson(t, me);
-    spec["ready_file"] = (dir / (t.name + ".ready")).string();
-    spec["go_file"] = go.string();
-    Proc p{t, 0, dir / (t.name + ".ready"), dir / (t.name + ".json"), dir / (t.name + ".log")};
-    std::ofstream(dir / (t.name + ".spec.json")) << spec.dump();
-    std::vector<std::string> env = me.env;
-    if (me.tokens) env.push_back("RGPU_TOKEN=tok-" + t.name);
-    p.pid = Spawn({me.tenant, "--tenant", (dir / (t.name + ".spec.json")).string(), p.out.string()}, env, p.log);
-    procs.push_back(p);
-  }
+  std::vector<TenantProc> procs = SpawnTenants(tenants, me, dir);
   // Everyone set up, then everyone starts at once.
-  std::string error;
-  for (auto deadline = Clock::now() + std::chrono::seconds(opt_.timeout_s);;) {
-    bool all = true;
-    for (auto& p : procs) {
-      if (fs::exists(p.ready)) continue;
-      all = false;
-      int st;
-      if (waitpid(p.pid, &st, WNOHANG) == p.pid) {
-        p.pid = 0;
-        error = p.t.name + " exited during setup: " + Tail(p.out, 300) + Tail(p.log, 300);
-      }
-    }
-    if (all || !error.empty()) break;
-    if (Clock::now() > deadline) {
-      error = "tenants not ready in time";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  std::string error = WaitUntilReady(procs);
   WriteAtomically(go, "go\n");  // also releases the others when one failed
   for (auto& p : procs) {
     int rc = p.pid ? WaitFor(p.pid, opt_.duration_s + opt_.timeout_s) : 1;
@@ -703,8 +744,20 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
   if (me.metrics_port && !busy_before.empty()) Account(result, busy_before, me.metrics_port);
   if (!error.empty()) result["error"] = error;
   result["wall_s"] = std::chrono::duration<double>(Clock::now() - t_start).count();
-  std::fprintf(stderr, " %s in %.1f s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
-               result["wall_s"].get<double>());
+  std::string figures;  // for whoever watches the progress
+  for (const auto& t : result["tenants"]) {
+    char b[96];
+    if (t.contains("latency_us") && t["latency_us"].contains("p99"))
+      std::snprintf(b, sizeof(b), " %s p99 %.3f ms;", t["tenant"].get<std::string>().c_str(),
+                    t["latency_us"]["p99"].get<double>() / 1e3);
+    else if (t.contains("kernels_per_s"))
+      std::snprintf(b, sizeof(b), " %s %.1f/s;", t["tenant"].get<std::string>().c_str(), t["kernels_per_s"].get<double>());
+    else
+      continue;
+    figures += b;
+  }
+  std::fprintf(stderr, " %s in %.1f s:%s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
+               result["wall_s"].get<double>(), figures.c_str());
   return result;
 }
 
@@ -750,12 +803,10 @@ json Host() {
 
 std::string Markdown(const json& doc);
 
-int Bench::Main() {
-  PrepareVendors();
-  json doc;
-  doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
-  const std::vector<std::string> native_env{"OCL_ICD_VENDORS=" + native_vendors_.string()};
-  json probe = Child("probe", {{"kind", "probe"}}, native_env);
+// Probes the platforms natively and picks the device to share: the first GPU, or the first
+// device of --platform. Fills the environment header.
+void Bench::FindDevice(json& doc) {
+  json probe = Child("probe", {{"kind", "probe"}}, {"OCL_ICD_VENDORS=" + native_vendors_.string()});
   if (probe.contains("error")) throw std::runtime_error("probe: " + probe["error"].get<std::string>());
   json device;
   for (const auto& p : probe["platforms"])
@@ -777,14 +828,18 @@ int Bench::Main() {
   doc["environment"]["platforms"] = probe["platforms"];
   doc["environment"]["nvidia_smi"] =
       Run("nvidia-smi --query-gpu=name,driver_version,compute_mode,clocks.max.sm --format=csv,noheader 2>/dev/null");
+}
 
-  std::fprintf(stderr, "[%s] calibrating on %s ...\n", Now().c_str(), device["name"].get<std::string>().c_str());
+// The LC and BE spin kernels of the issue-4 scenarios (and the accounting's reference).
+void Bench::CalibrateScenarios(json& doc) {
+  std::fprintf(stderr, "[%s] calibrating on %s ...\n", Now().c_str(),
+               doc["environment"]["device"]["name"].get<std::string>().c_str());
   json cal = Child("calibrate",
                    {{"kind", "calibrate"}, {"platform", device_platform_}, {"groups", opt_.groups},
                     {"local", opt_.local}, {"probe_iters", opt_.quick ? 500 : 5000},
                     {"lc_waves", 1}, {"be_waves", opt_.be_waves},
                     {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms}},
-                   native_env);
+                   {"OCL_ICD_VENDORS=" + native_vendors_.string()});
   if (cal.contains("error")) throw std::runtime_error("calibration: " + cal["error"].get<std::string>());
   lc_iters_ = cal["lc_iters"];
   be_iters_ = cal["be_iters"];
@@ -793,26 +848,92 @@ int Bench::Main() {
   doc["calibration"] = cal;
   std::fprintf(stderr, "[%s] LC %d iterations = %.3f ms, BE %d iterations = %.3f ms\n", Now().c_str(), lc_iters_,
                lc_device_ms_, be_iters_, be_device_ms_);
+}
+
+// --baseline: an earlier sharing.json of the same shape; its matrix calibration becomes this
+// run's (the very same kernels). Null without --baseline.
+json Bench::LoadBaseline(json& doc) {
+  if (opt_.baseline.empty()) return nullptr;
+  json baseline = json::parse(ReadFile(opt_.baseline), nullptr, false);
+  if (!baseline.is_object() || !baseline.contains("runs") || !baseline.contains("calibration_matrix"))
+    throw std::runtime_error("--baseline " + opt_.baseline + ": not a sharing.json of a matrix run");
+  // Same due times and run length, or the ratios compare different things.
+  const json& bo = baseline["options"];
+  if (bo.value("duration_s", 0.0) != opt_.duration_s || !bo.contains("matrix") ||
+      bo["matrix"].value("seed", uint64_t{0}) != opt_.seed || bo["matrix"].value("lc_gap_ms", 0.0) != opt_.lc_gap_ms)
+    throw std::runtime_error("--baseline " + opt_.baseline + " ran with another --duration, --seed or --lc-gap-ms");
+  matrix_cal_ = doc["calibration_matrix"] = baseline["calibration_matrix"];
+  for (const auto& sc : opt_.scenarios)
+    for (const auto& t : TenantsOf(sc))
+      if (t.in_matrix && t.role == "lc" && !matrix_cal_["spins"].contains("lc" + std::to_string(t.mx.lc_us)))
+        throw std::runtime_error("--baseline " + opt_.baseline + " has no " + std::to_string(t.mx.lc_us) +
+                                 " µs LC kernel (scenario " + sc + ")");
+  return baseline;
+}
+
+// Native runs measured earlier: what the ratios divide by, without running native again.
+void Bench::TakeBaselineRuns(json& doc, const json& baseline) {
+  int taken = 0;
+  if (std::find(opt_.modes.begin(), opt_.modes.end(), "native") == opt_.modes.end())
+    for (const auto& r : baseline["runs"])
+      if (r["mode"] == "native") {
+        doc["runs"].push_back(r);
+        doc["runs"].back()["from_baseline"] = true;
+        ++taken;
+      }
+  doc["baseline"] = {{"file", opt_.baseline}, {"commit", baseline["environment"]["commit"]},
+                     {"date", baseline["environment"]["date"]}, {"native_runs", taken}};
+  std::fprintf(stderr, "[%s] %d native runs and the matrix's calibration from %s\n", Now().c_str(), taken,
+               opt_.baseline.c_str());
+}
+
+json Bench::OptionsJson() const {
+  return {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
+          {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
+          {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
+          {"lc_period_ms", opt_.lc_period_ms}, {"groups", opt_.groups}, {"local", opt_.local},
+          {"be_waves", opt_.be_waves},
+          {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}, {"rgpud_args", opt_.rgpud_args},
+          {"matrix", {{"seed", opt_.seed}, {"lc_gap_ms", opt_.lc_gap_ms},
+                      {"lc_us", opt_.shape.lc_us}, {"default_lc_us", opt_.shape.default_lc_us},
+                      {"arrivals", opt_.shape.arrivals}, {"be_kinds", opt_.shape.be_kinds},
+                      {"be_short_ms", opt_.be_short_ms}, {"be_short_groups_per_cu", opt_.be_short_groups_per_cu},
+                      {"be_long_ms", opt_.be_long_ms}, {"be_mem_mib", opt_.be_mem_mib},
+                      {"be_depth", opt_.be_depth}}}};
+}
+
+// Ends a mode: its MPS daemon or rgpud, whose log is kept beside the results.
+void Bench::StopMode(const std::string& mode, ModeEnv& me) {
+  if (me.stop) me.stop(me.describe);
+  for (pid_t pid : me.daemons) {
+    kill(pid, SIGTERM);
+    if (WaitFor(pid, 15) != 0) me.describe["exit"] = "rgpud did not stop cleanly";
+  }
+  if (me.describe.contains("log")) {  // rgpud's own account: sessions, per-tenant scheduling
+    const fs::path log = me.describe["log"].get<std::string>();
+    me.describe["rgpud_log_tail"] = Tail(log, 3000);
+    std::error_code ec;
+    fs::copy_file(log, fs::path(opt_.out) / ("rgpud-" + FileSafe(mode) + ".log"),
+                  fs::copy_options::overwrite_existing, ec);
+  }
+}
+
+int Bench::Main() {
+  PrepareVendors();
+  json doc;
+  doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
+  FindDevice(doc);
+  CalibrateScenarios(doc);
   if (std::find_if(opt_.modes.begin(), opt_.modes.end(), [](const std::string& m) { return m == "cuda" || m == "mps"; }) !=
       opt_.modes.end())
     CalibrateCuda(doc);
-  if (std::any_of(opt_.scenarios.begin(), opt_.scenarios.end(), rgpu::bench::matrix::IsMatrix))
+  const json baseline = LoadBaseline(doc);
+  if (baseline.is_null() && std::any_of(opt_.scenarios.begin(), opt_.scenarios.end(), rgpu::bench::matrix::IsMatrix))
     CalibrateMatrix(doc, opt_.scenarios);
-  doc["options"] = {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
-                    {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
-                    {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
-                    {"lc_period_ms", opt_.lc_period_ms}, {"groups", opt_.groups}, {"local", opt_.local},
-                    {"be_waves", opt_.be_waves},
-                    {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}, {"rgpud_args", opt_.rgpud_args},
-                    {"matrix", {{"seed", opt_.seed}, {"lc_gap_ms", opt_.lc_gap_ms},
-                                {"lc_us", opt_.shape.lc_us}, {"default_lc_us", opt_.shape.default_lc_us},
-                                {"arrivals", opt_.shape.arrivals}, {"be_kinds", opt_.shape.be_kinds},
-                                {"be_short_ms", opt_.be_short_ms}, {"be_short_groups_per_cu", opt_.be_short_groups_per_cu},
-                                {"be_long_ms", opt_.be_long_ms}, {"be_mem_mib", opt_.be_mem_mib},
-                                {"be_depth", opt_.be_depth}}}};
+  doc["options"] = OptionsJson();
   doc["config"] = WriteConfig();
-
   doc["runs"] = json::array();
+  if (!baseline.is_null()) TakeBaselineRuns(doc, baseline);
   doc["modes"] = json::object();
   // Written after every run, so that a run cut short still leaves what it measured.
   fs::create_directories(opt_.out);
@@ -839,18 +960,7 @@ int Bench::Main() {
       doc["runs"].push_back(r);
       save();
     }
-    if (me.stop) me.stop(me.describe);
-    for (pid_t pid : me.daemons) {
-      kill(pid, SIGTERM);
-      if (WaitFor(pid, 15) != 0) me.describe["exit"] = "rgpud did not stop cleanly";
-    }
-    if (me.describe.contains("log")) {  // rgpud's own account: sessions, per-tenant scheduling
-      const fs::path log = me.describe["log"].get<std::string>();
-      me.describe["rgpud_log_tail"] = Tail(log, 3000);
-      std::error_code ec;
-      fs::copy_file(log, fs::path(opt_.out) / ("rgpud-" + mode.substr(0, mode.find(':')) + ".log"),
-                    fs::copy_options::overwrite_existing, ec);
-    }
+    StopMode(mode, me);
     doc["modes"][mode] = me.describe;
     save();
   }
@@ -1065,6 +1175,9 @@ std::string Markdown(const json& doc) {
      << " s per run; seed001 alpha " << Fmt(o["alpha"].get<double>(), 1) << "; fair quantum "
      << Fmt(o["quantum_us"].get<double>(), 0) << " µs (unless the mode names one)";
   if (!o.value("rgpud_args", "").empty()) md << "; rgpud " << o["rgpud_args"].get<std::string>();
+  if (doc.contains("baseline"))
+    md << "; native runs from " << doc["baseline"]["file"].get<std::string>() << " (commit "
+       << doc["baseline"]["commit"].get<std::string>() << ", " << doc["baseline"]["date"].get<std::string>() << ")";
   if (doc.contains("wall_s")) md << "; whole run " << Fmt(doc["wall_s"].get<double>(), 0) << " s";
   md << " |\n\n";
   if (HasIssueFourScenarios(doc)) md << IssueFourMarkdown(doc);
@@ -1183,7 +1296,9 @@ int main(int argc, char** argv) {
   app.add_option("--build", o.build, "rgpu build tree (server/rgpud, client/librgpu-icd.so); default: this binary's");
   app.add_option("--vendors", o.vendors, "Directory of the system's OpenCL .icd files")->capture_default_str();
   app.add_option("--platform", o.platform, "Platform to share (name substring; default: the first GPU)");
-  app.add_option("--modes", o.modes, "native, cuda, mps, fifo, seed001, fair or fair:QUANTUM_US")->delimiter(',')->capture_default_str();
+  app.add_option("--modes", o.modes,
+                 "native, cuda, mps, or an rgpud policy as POLICY[:QUANTUM_US][/RGPUD_ARG...] (fifo, seed001, fair, "
+                 "fair:250, fair/--lc-rhythm=0)")->delimiter(',')->capture_default_str();
   app.add_option("--cuda-tenant", o.cuda_tenant, "The CUDA tenant of modes cuda and mps; default: rgpu-bench-sharing-cuda beside this binary");
   app.add_option("--scenarios", o.scenarios, "lc_solo, be_solo, lc_be, equal2, equal4, weighted")->delimiter(',')->capture_default_str();
   auto* dur = app.add_option("--duration", o.duration_s, "Seconds each run measures")->capture_default_str();
@@ -1220,6 +1335,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* bmem = mx->add_option("--be-mem-mib", o.be_mem_mib, "BE membound: both saxpy buffers together, MiB")->capture_default_str();
   mx->add_option("--be-depth", o.be_depth, "BE: launches in flight")->capture_default_str();
+  mx->add_option("--baseline", o.baseline,
+                 "An earlier sharing.json (same device): its native runs and matrix calibration stand in for "
+                 "mode native, so that policies can be compared without running native again");
   CLI11_PARSE(app, argc, argv);
   if (o.quick) {
     if (!app.get_option("--modes")->count())

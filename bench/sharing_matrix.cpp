@@ -328,7 +328,7 @@ void SleepUntilPrecisely(Clock::time_point t) {
 
 // The launch a tenant spec asks for.
 Launch TenantLaunch(ClTenant& cl, const json& spec) {
-  const std::string role = spec.at("role"), kind = spec.value("be_kind", "");
+  const std::string kind = spec.value("be_kind", "");
   cl_program prog = cl.Program(kind == "opaque");
   if (kind == "membound") return cl.Saxpy(prog, spec.at("elems4"), spec.at("local"));
   return cl.Spin(prog, spec.at("groups"), spec.at("local"), spec.at("iters"));
@@ -357,6 +357,7 @@ json RunLc(const Launch& l, const json& spec) {
     us.push_back(MsBetween(due, previous_done) * 1e3);
   }
   const double elapsed_s = MsBetween(t0, Clock::now()) / 1e3;
+  if (spec.contains("done_file")) sharing::WriteAtomically(spec["done_file"].get<std::string>(), "done\n");
   return {{"role", "lc"}, {"kernels", us.size()}, {"warmup_kernels", sharing::kWarmupKernels},
           {"elapsed_s", elapsed_s}, {"kernels_per_s", us.size() / elapsed_s}, {"late", late},
           {"latency_us", Summarise(us)}};
@@ -377,7 +378,18 @@ json RunBe(const Launch& l, const json& spec) {
     in_flight.pop_front();
     ++kernels;
   };
-  while (Clock::now() < until) {
+  // Past its own run length, a BE tenant keeps going until every LC tenant of the run has
+  // issued its last request (an LC tenant that falls behind must not finish alone), for at
+  // most a minute more.
+  std::vector<std::filesystem::path> hold;
+  for (const auto& f : spec.value("hold_for", json::array())) hold.emplace_back(f.get<std::string>());
+  const auto give_up = until + std::chrono::seconds(60);
+  auto more = [&] {
+    const auto now = Clock::now();
+    if (now < until) return true;
+    return now < give_up && std::any_of(hold.begin(), hold.end(), [](const auto& f) { return !std::filesystem::exists(f); });
+  };
+  while (more()) {
     cl_event ev;
     l.Enqueue(&ev);
     CL_CHECK(clFlush(l.q));
