@@ -3,8 +3,10 @@
 // until the file named by its argument exists. Through RGPU_SERVER=etcd://... the first
 // device is the pool's least busy one.
 //
-//   pool_client STOP_FILE [MAX_SECONDS]
+//   pool_client STOP_FILE [MAX_SECONDS [WORK_ITEMS]]
 //
+// WORK_ITEMS (default 256, sized for PoCL on a CPU) sets each kernel's global size: about a
+// million keeps a GPU busy (bench/pool_on_device.sh).
 // Prints "devices N" once, then "done K kernels" and exits 0 when STOP_FILE appears, or
 // "error CODE at STEP after S s" and exits 3 on the first OpenCL error (a server that died).
 #include <CL/cl.h>
@@ -52,7 +54,7 @@ bool Exists(const char* path) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: pool_client STOP_FILE [MAX_SECONDS]\n");
+    std::fprintf(stderr, "usage: pool_client STOP_FILE [MAX_SECONDS [WORK_ITEMS]]\n");
     return 2;
   }
   const char* stop = argv[1];
@@ -76,7 +78,8 @@ int main(int argc, char** argv) {
   Check(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr), "clBuildProgram");
   cl_kernel k = clCreateKernel(prog, "spin", &err);
   Check(err, "clCreateKernel");
-  const size_t n = 256;
+  const size_t n = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 256;
+  if (n == 0) Fail(CL_INVALID_VALUE, "WORK_ITEMS");
   cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, n * sizeof(float), nullptr, &err);
   Check(err, "clCreateBuffer");
   cl_int iters = 20000;
