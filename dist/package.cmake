@@ -3,6 +3,7 @@
 install(FILES ${PROJECT_SOURCE_DIR}/dist/rgpud.toml DESTINATION ${RGPU_SYSCONFDIR}/rgpu)
 install(FILES ${PROJECT_SOURCE_DIR}/config/rgpud.example.toml ${PROJECT_SOURCE_DIR}/README.md
               ${PROJECT_SOURCE_DIR}/docs/pool.md ${PROJECT_SOURCE_DIR}/docs/security.md
+              ${PROJECT_SOURCE_DIR}/docs/install.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # systemd reads units from /usr/local/lib/systemd/system as well as /usr/lib/systemd/system.
 install(FILES ${PROJECT_SOURCE_DIR}/dist/rgpud.service DESTINATION lib/systemd/system)
