@@ -61,7 +61,8 @@ class PoolMember {
   // timeout; safe to call more than once, and from a signal-watching thread.
   void Stop();
 
-  // The record as it would be written now (also used by tests).
+  // The record as it would be written now. Called by the thread only: it advances the load
+  // window.
   pool::ServerRecord Describe();
   const std::string& key() const { return key_; }
 
