@@ -1,4 +1,4 @@
-// rgpu: the command-line tool. `rgpu status` shows what an rgpud is serving.
+// rgpu: the command-line tool. `rgpu status` shows what an rgpud (or a pool of them) is serving.
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -17,7 +17,14 @@ int main(int argc, char** argv) {
   st->add_option("--server", status.server, "HOST:PORT or unix:/PATH (default: $RGPU_SERVER)")
       ->capture_default_str();
   st->add_option("--token", status.token, "Tenant token (default: $RGPU_TOKEN)");
+  std::string pool;
+  st->add_option("--pool", pool,
+                 "Show the pool etcd://HOST:PORT[,HOST:PORT...]/NAME instead: its servers, "
+                 "their devices in placement order, load and tenants (also when --server or "
+                 "$RGPU_SERVER is such an address).");
   CLI11_PARSE(app, argc, argv);
+  if (*st && pool.empty() && status.server.rfind("etcd://", 0) == 0) pool = status.server;
+  if (*st && !pool.empty()) return rgpu::cli::PrintPoolStatus(pool);
   if (*st) return rgpu::cli::PrintStatus(status);
   return 0;
 }

@@ -1,4 +1,4 @@
-// rgpu status: tenants, sessions, memory and device time of one rgpud.
+// rgpu status: tenants, sessions, memory and device time of one rgpud, or a pool's servers.
 #pragma once
 
 #include <string>
@@ -12,5 +12,8 @@ struct StatusOptions {
 
 // Prints the tables; returns the process exit code.
 int PrintStatus(const StatusOptions& o);
+// The pool etcd://HOST:PORT[,HOST:PORT...]/NAME: servers, devices in placement order, load,
+// tenants (cli/pool_status.cpp).
+int PrintPoolStatus(const std::string& url);
 
 }  // namespace rgpu::cli

@@ -8,6 +8,7 @@
 #include <future>
 #include <sstream>
 
+#include "client/discovery.h"
 #include "client/icd.h"
 #include "proto/info.h"
 
@@ -108,7 +109,10 @@ std::vector<cl_device_id> AllDevices() {
   g_attempted = true;
   g_last_attempt = now;
   const char* env = std::getenv("RGPU_SERVER");
-  std::vector<std::string> servers = Split(env && *env ? env : "127.0.0.1:7420", ',');
+  const Discovery found = Discover(env && *env ? env : "127.0.0.1:7420", kConnectTimeout);
+  const std::vector<std::string>& servers = found.servers;
+  if (servers.empty() && std::getenv("RGPU_DEBUG"))
+    std::fprintf(stderr, "rgpu: no servers: %s\n", found.error.c_str());
   const char* tok = std::getenv("RGPU_TOKEN");
   std::string token = tok ? tok : "";
   std::vector<std::future<Result<std::shared_ptr<Connection>>>> attempts;
@@ -116,6 +120,8 @@ std::vector<cl_device_id> AllDevices() {
     attempts.push_back(std::async(std::launch::async, [s, token] {
       return Connection::Open(s, token, kConnectTimeout);
     }));
+  // A pool offers its devices least busy first (found.rank); a list keeps its own order.
+  std::vector<std::pair<size_t, cl_device_id>> ranked;
   for (size_t i = 0; i < attempts.size(); ++i) {
     auto conn = attempts[i].get();
     if (!conn.ok()) {
@@ -135,9 +141,13 @@ std::vector<cl_device_id> AllDevices() {
       d->index = (*conn)->devices()[di].server_index;
       d->info = (*conn)->devices()[di].info;
       PresentDevice(d);
-      g_devices.push_back(d);
+      auto rank = found.rank.find({i, d->index});
+      ranked.push_back({rank != found.rank.end() ? rank->second : found.rank.size() + ranked.size(), d});
     }
   }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [rank, d] : ranked) g_devices.push_back(d);
   return g_devices;
 }
 

@@ -40,6 +40,37 @@ Result<uint64_t> ByteCount(const toml::node* n, const std::string& what) {
   return Status::Error(kConfigError, what + " must be a number of bytes or a string like \"4GiB\"");
 }
 
+// [pool]: registration in an etcd pool (server/pool.h, docs/pool.md).
+Status LoadPool(const std::string& path, const toml::table& t, PoolOptions* pool) {
+  if (Status s = CheckKeys(path, t, "[pool]", {"url", "advertise", "ttl_seconds", "refresh_seconds"}); !s.ok())
+    return s;
+  if (auto v = t["url"].value<std::string>()) pool->url = *v;
+  if (const toml::node* a = t["advertise"].node()) {
+    pool->advertise.clear();
+    if (auto one = a->value<std::string>()) {
+      pool->advertise.push_back(*one);
+    } else if (auto* list = a->as_array()) {
+      for (auto& e : *list) {
+        auto s = e.value<std::string>();
+        if (!s) return Bad(path, "[pool] advertise lists addresses as strings");
+        pool->advertise.push_back(*s);
+      }
+    } else {
+      return Bad(path, "[pool] advertise must be an address or a list of addresses");
+    }
+  }
+  if (auto v = t["ttl_seconds"].value<int64_t>()) {
+    if (*v < 2 || *v > 3600) return Bad(path, "[pool] ttl_seconds must be between 2 and 3600");
+    pool->ttl = std::chrono::seconds(*v);
+  }
+  if (auto v = t["refresh_seconds"].value<double>()) {
+    if (!(*v >= 0.1)) return Bad(path, "[pool] refresh_seconds must be at least 0.1");
+    pool->refresh = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
+  }
+  if (pool->refresh >= pool->ttl) return Bad(path, "[pool] refresh_seconds must be shorter than ttl_seconds");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<uint64_t> ParseBytes(const std::string& text) {
@@ -67,7 +98,7 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
     return Bad(path, std::string(e.description()) + " at line " +
                          std::to_string(e.source().begin.line));
   }
-  if (Status s = CheckKeys(path, root, "the top level", {"server", "tls", "limits", "tenant"}); !s.ok())
+  if (Status s = CheckKeys(path, root, "the top level", {"server", "tls", "limits", "pool", "tenant"}); !s.ok())
     return s;
 
   if (auto* server = root["server"].as_table()) {
@@ -88,6 +119,10 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
       return Bad(path, "[tls] needs both cert and key");
     if (!opt->tls_client_ca.empty() && opt->tls_cert.empty())
       return Bad(path, "[tls] client_ca needs cert and key too");
+  }
+
+  if (auto* pool = root["pool"].as_table()) {
+    if (Status s = LoadPool(path, *pool, &opt->pool); !s.ok()) return s;
   }
 
   if (auto* limits = root["limits"].as_table()) {

@@ -37,6 +37,14 @@ int main(int argc, char** argv) {
                  "override it.");
   app.add_option("--metrics", opt.metrics,
                  "Serve Prometheus metrics on HOST:PORT (path /metrics).");
+  app.add_option("--pool", opt.pool.url,
+                 "Register in the pool etcd://HOST:PORT[,HOST:PORT...]/NAME: this server's "
+                 "address, devices and load, under a lease etcd drops if rgpud dies "
+                 "(docs/pool.md).");
+  app.add_option("--advertise", opt.pool.advertise,
+                 "Address(es) pool clients should dial (default: the listen address, with this "
+                 "host's name for a wildcard host; tls:// when TLS is on).")
+      ->delimiter(',');
   bool hash_token = false;
   app.add_flag("--hash-token", hash_token,
                "Read a token from standard input, print its salted hash for a [[tenant]]'s "
@@ -86,6 +94,8 @@ int main(int argc, char** argv) {
     if (app.count("--name")) opt.name = given.name;
     if (app.count("--metrics")) opt.metrics = given.metrics;
     if (app.count("--insecure")) opt.insecure = given.insecure;
+    if (app.count("--pool")) opt.pool.url = given.pool.url;
+    if (app.count("--advertise")) opt.pool.advertise = given.pool.advertise;
   }
   if (auto p = rgpu::server::ParsePolicy(policy); p.ok()) {
     opt.sched.policy = p.value();
@@ -130,11 +140,23 @@ int main(int argc, char** argv) {
     spdlog::info("device: {} ({}), {} compute units, {} MiB", d.name, d.platform,
                  d.compute_units, d.global_mem >> 20);
   spdlog::info("listening on {}", server.bound_address());
+  std::unique_ptr<rgpu::server::PoolMember> pool;
+  if (!opt.pool.url.empty()) {
+    auto member = rgpu::server::PoolMember::Create(&server, opt.pool);
+    if (!member.ok()) {
+      spdlog::error("{}", member.status().message());
+      return 2;
+    }
+    pool = std::move(member.value());
+    pool->Start();
+  }
 
   std::thread signals([&] {
     int sig = 0;
     sigwait(&set, &sig);
     spdlog::info("signal {}: stopping", sig);
+    // Out of the pool first, so that no new client picks a server that is going away.
+    if (pool) pool->Stop();
     server.Stop();
   });
   signals.detach();

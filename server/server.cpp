@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 
@@ -24,21 +25,28 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
                    ? std::vector<std::shared_ptr<const Tenant>>{std::make_shared<Tenant>()}
                    : options_.tenants),
       metrics_(tenants_) {
-  uint32_t cores = 1;
-  size_t wave = 1;
-  if (!backend_->Devices().empty()) {
-    const auto& d = backend_->Devices().front();
-    const bool gpu = d.type & CL_DEVICE_TYPE_GPU;
-    // Seed 001 compares a launch with "the cores of the GPU": a GPU compute unit (an NVIDIA
-    // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core. A full wave
-    // keeps 2048 work-items resident per SM (NVIDIA's limit since Volta).
-    cores = d.compute_units * (gpu ? 128 : 1);
-    wave = size_t{d.compute_units} * (gpu ? 2048 : 64);
+  const auto& devices = backend_->Devices();
+  for (size_t i = 0; i < std::max<size_t>(devices.size(), 1); ++i) {
+    uint32_t cores = 1;
+    size_t wave = 1;
+    if (i < devices.size()) {
+      const auto& d = devices[i];
+      const bool gpu = d.type & CL_DEVICE_TYPE_GPU;
+      // Seed 001 compares a launch with "the cores of the GPU": a GPU compute unit (an NVIDIA
+      // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core. A full wave
+      // keeps 2048 work-items resident per SM (NVIDIA's limit since Volta).
+      cores = d.compute_units * (gpu ? 128 : 1);
+      wave = size_t{d.compute_units} * (gpu ? 2048 : 64);
+    }
+    auto counters = std::make_unique<DeviceCounters>();
+    auto sched = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores, wave);
+    sched->on_device_time = [this, c = counters.get()](const Tenant* t, uint64_t ns) {
+      c->busy_ns.fetch_add(ns, std::memory_order_relaxed);
+      if (t) metrics_.AddDeviceTime(t, ns / 1e9);
+    };
+    schedulers_.push_back(std::move(sched));
+    device_counters_.push_back(std::move(counters));
   }
-  scheduler_ = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores, wave);
-  scheduler_->on_device_time = [this](const Tenant* t, uint64_t ns) {
-    if (t) metrics_.AddDeviceTime(t, ns / 1e9);
-  };
 }
 
 Server::~Server() {
@@ -222,6 +230,36 @@ Result<const Tenant*> Server::Authenticate(const std::string& token) {
 }
 
 void Server::Leave(const Tenant* t) { Usage(t).sessions.fetch_sub(1); }
+
+Scheduler& Server::scheduler(int device) {
+  // Sessions pass the device of a queue the backend created, so it is in range; the first
+  // scheduler is a safe answer should it not be.
+  if (device < 0 || static_cast<size_t>(device) >= schedulers_.size()) return *schedulers_.front();
+  return *schedulers_[device];
+}
+
+void Server::LatencyCriticalRequest(bool begin) {
+  for (auto& s : schedulers_) s->LatencyCriticalRequest(begin);
+}
+
+void Server::CancelScheduled(uint64_t session_id) {
+  for (auto& s : schedulers_) s->CancelSession(session_id);
+}
+
+uint64_t Server::DeviceBusyNs(int device) const {
+  if (device < 0 || static_cast<size_t>(device) >= device_counters_.size()) return 0;
+  return device_counters_[device]->busy_ns.load(std::memory_order_relaxed);
+}
+
+uint32_t Server::DeviceQueues(int device) const {
+  if (device < 0 || static_cast<size_t>(device) >= device_counters_.size()) return 0;
+  return static_cast<uint32_t>(std::max<int64_t>(0, device_counters_[device]->queues.load()));
+}
+
+void Server::CountQueue(int device, int delta) {
+  if (device < 0 || static_cast<size_t>(device) >= device_counters_.size()) return;
+  device_counters_[device]->queues.fetch_add(delta, std::memory_order_relaxed);
+}
 
 
 }  // namespace rgpu::server

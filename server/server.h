@@ -19,6 +19,7 @@
 #include "server/buffer_pool.h"
 #include "server/scheduler/scheduler.h"
 #include "server/metrics.h"
+#include "server/pool.h"
 #include "server/tenant.h"
 
 namespace rgpu::server {
@@ -46,6 +47,7 @@ struct ServerOptions {
   std::string tls_cert, tls_key;  // PEM files; both set = TCP connections speak TLS
   std::string tls_client_ca;      // set = clients must present a certificate signed by it
   std::string metrics;            // HOST:PORT of the Prometheus endpoint; empty = none
+  PoolOptions pool;               // registration in an etcd pool (server/pool.h); url empty = none
 };
 
 
@@ -77,8 +79,20 @@ class Server {
   TenantUsage& Usage(const Tenant* t) { return metrics_.Usage(t); }
   Metrics& metrics() { return metrics_; }
   const std::vector<std::shared_ptr<const Tenant>>& tenants() const { return tenants_; }
-  // Every kernel launch of every session goes through the scheduler.
-  Scheduler& scheduler() { return *scheduler_; }
+  // Every kernel launch of every session goes through the scheduler of its queue's device:
+  // one per device, so that tenants share each device separately and each device's busy
+  // time is measured on its own (the pool's load, server/pool.h).
+  Scheduler& scheduler(int device);
+  const SchedulerOptions& sched_options() const { return schedulers_.front()->options(); }
+  // The session is ending: every device's scheduler drops what it holds for it.
+  void CancelScheduled(uint64_t session_id);
+  // A latency-critical tenant's request starts or ends: every device's scheduler keeps
+  // best-effort work off its device meanwhile (Scheduler::LatencyCriticalRequest).
+  void LatencyCriticalRequest(bool begin);
+  // What each device has done: kernel time charged on it since start, queues open on it now.
+  uint64_t DeviceBusyNs(int device) const;
+  uint32_t DeviceQueues(int device) const;
+  void CountQueue(int device, int delta);
   BufferPool& buffers() { return *buffers_; }
 
   void CountCommand() { commands_.fetch_add(1, std::memory_order_relaxed); }
@@ -100,7 +114,13 @@ class Server {
 
   ServerOptions options_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Scheduler> scheduler_;
+  struct DeviceCounters {
+    std::atomic<uint64_t> busy_ns{0};
+    std::atomic<int64_t> queues{0};
+  };
+  // One of each per backend device (at least one), fixed after construction.
+  std::vector<std::unique_ptr<Scheduler>> schedulers_;
+  std::vector<std::unique_ptr<DeviceCounters>> device_counters_;
   std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>(size_t{1} << 30);
   std::vector<std::shared_ptr<const Tenant>> tenants_;  // fixed after construction
   Metrics metrics_;

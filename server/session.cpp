@@ -262,9 +262,9 @@ void Session::Serve() {
     // off the device while they are served (Scheduler::LatencyCriticalRequest).
     const Tenant* t = tenant();
     const bool lc = t && t->priority == Priority::LatencyCritical;
-    if (lc) server_->scheduler().LatencyCriticalRequest(true);
+    if (lc) server_->LatencyCriticalRequest(true);
     s = Dispatch(h, r);
-    if (lc) server_->scheduler().LatencyCriticalRequest(false);
+    if (lc) server_->LatencyCriticalRequest(false);
     if (!s.ok() && s.is_protocol()) {
       reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
       if (hello_done_) server_->metrics().CountError(ErrorKind::Protocol);
@@ -448,6 +448,7 @@ void Session::ReleaseEntry(uint64_t id, Entry& e) {
   if (e.original) server_->backend().Release(ObjType::Program, e.original);
   if (e.sched_kernel) server_->backend().Release(ObjType::Kernel, e.sched_kernel);
   if (e.charged) RefundMemory(e.charged);
+  if (e.type == ObjType::Queue) server_->CountQueue(e.device, -1);
   --live_objects_;
   server_->CountObjects(-1);
 }
@@ -460,7 +461,7 @@ void Session::ReleaseAll() {
       server_->backend().SetUserEventStatus(static_cast<BkEvent*>(e.handle),
                                             CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
   // Launches the scheduler still holds for this session are dropped (their events fail).
-  server_->scheduler().CancelSession(id_);
+  server_->CancelScheduled(id_);
   for (auto& [id, e] : objects_)
     if (e.type == ObjType::Queue) server_->backend().Finish(static_cast<BkQueue*>(e.handle));
   for (auto& [key, q] : exec_queues_) {
@@ -591,7 +592,9 @@ Status Session::CreateQueue(Reader& r) {
   e.parent = ctx_id;
   e.device = dev;
   e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  return InsertOwned(id, std::move(e));
+  Status s = InsertOwned(id, std::move(e));
+  if (s.ok()) server_->CountQueue(dev, +1);
+  return s;
 }
 
 Result<Bytes> Session::TakeBlob(Reader& r) {
@@ -756,7 +759,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   Backend& bk = server_->backend();
   // Under a slicing policy, build the program rewritten so its launches can be sliced
   // without changing results (server/scheduler/slicer.h); fall back to the original.
-  if (!e.source.empty() && server_->scheduler().options().policy != Policy::Fifo) {
+  if (!e.source.empty() && server_->sched_options().policy != Policy::Fifo) {
     auto rw = slicer::RewriteForSlicing(e.source, options);
     if (!rw.ok()) {
       spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, rw.reason());
@@ -877,7 +880,7 @@ Status Session::CreateKernel(Reader& r) {
   e.kernel_name = name;
   // The fair policy's dispatcher needs its own instance (arguments are per kernel object);
   // made now, while the program is sure to exist: the application may release it next.
-  if (server_->scheduler().options().policy == Policy::Fair) {
+  if (server_->sched_options().policy == Policy::Fair) {
     auto sk = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
     if (sk.ok()) e.sched_kernel = *sk;
   }
@@ -1266,7 +1269,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       req.range = range;
       req.waits = waits;
       req.want_event = event_id != 0;
-      if (server_->scheduler().options().policy == Policy::Fair) {
+      if (server_->sched_options().policy == Policy::Fair) {
         auto ctx = Lookup((*q)->parent, ObjType::Context);
         if (!ctx.ok()) return fail(ctx.status());
         req.context = static_cast<BkContext*>((*ctx)->handle);
@@ -1280,7 +1283,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
         if (!ke.sched_kernel) return fail(Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance"));
         req.sched_kernel = ke.sched_kernel;
       }
-      auto launched = server_->scheduler().Submit(std::move(req));
+      auto launched = server_->scheduler((*q)->device).Submit(std::move(req));
       if (!launched.ok()) return fail(launched.status());
       ev = launched->event;
       launch_times = launched->times;

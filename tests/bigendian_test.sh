@@ -11,11 +11,12 @@ if ! command -v $cxx >/dev/null || ! command -v qemu-s390x >/dev/null; then
 fi
 mkdir -p "$out/include"
 ln -sfn /usr/include/CL "$out/include/CL"
-if [ ! -x "$out/bigendian_client" ] || [ -n "$(find "$src/client" "$src/proto" "$src/tests/bigendian_client.cpp" -newer "$out/bigendian_client" -name '*.[ch]*' | head -1)" ]; then
+if [ ! -x "$out/bigendian_client" ] || [ -n "$(find "$src/client" "$src/proto" "$src/tests/bigendian_client.cpp" "$src/tests/bigendian_discovery_stub.cpp" -newer "$out/bigendian_client" -name '*.[ch]*' | head -1)" ]; then
   $cxx -std=c++20 -O1 -w -static -pthread -DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
     -I"$src" -isystem "$out/include" \
-    "$src"/client/*.cpp "$src"/proto/wire.cpp "$src"/proto/info.cpp "$src"/proto/transport.cpp \
+    $(ls "$src"/client/*.cpp | grep -v '/discovery\.cpp$') "$src"/proto/wire.cpp "$src"/proto/info.cpp "$src"/proto/transport.cpp \
     $( [ -f "$src/proto/tls.h" ] && echo "$src/tests/bigendian_tls_stub.cpp" ) \
+    $( [ -f "$src/client/discovery.h" ] && echo "$src/tests/bigendian_discovery_stub.cpp" ) \
     "$src/tests/bigendian_client.cpp" -o "$out/bigendian_client" || exit 1
 fi
 file "$out/bigendian_client" | grep -o "MSB[^,]*"
