@@ -128,6 +128,7 @@ class TlsStream : public Stream {
       size_t got = 0;
       Status s = Run([&] { return SSL_read_ex(ssl_, p, n, &got); }, "TLS recv", recv_timeout_ms_);
       if (!s.ok()) return s;
+      CountReceived(got);
       p += got;
       n -= got;
     }
@@ -138,6 +139,7 @@ class TlsStream : public Stream {
     size_t got = 0;
     Status s = Run([&] { return SSL_read_ex(ssl_, buf, max, &got); }, "TLS recv", recv_timeout_ms_);
     if (!s.ok()) return s;
+    CountReceived(got);
     return got;
   }
 
@@ -154,6 +156,7 @@ class TlsStream : public Stream {
       size_t put = 0;
       Status s = Run([&] { return SSL_write_ex(ssl_, p, n, &put); }, "TLS send", -1);
       if (!s.ok()) return s;
+      CountSent(put);
       p += put;
       n -= put;
     }
