@@ -83,8 +83,15 @@ std::chrono::milliseconds Gate::Failed(uint64_t id, AuthFailure why, const std::
   const auto now = Clock::now();
   std::lock_guard lk(mu_);
   auto arrival = arrivals_.find(id);
-  // A connection cut at its deadline fails for that reason, already counted by Expire.
-  if (arrival != arrivals_.end() && arrival->second.expired) return std::chrono::milliseconds(0);
+  // A connection past its deadline fails for that reason (counted once, here or by Expire).
+  if (arrival != arrivals_.end() && (arrival->second.expired || now >= arrival->second.deadline)) {
+    if (!arrival->second.expired) {
+      arrival->second.expired = true;
+      metrics_->CountAuthFailure(AuthFailure::HelloTimeout);
+      ++expired_since_;
+    }
+    return std::chrono::milliseconds(0);
+  }
   metrics_->CountAuthFailure(why);
   const std::string address = arrival == arrivals_.end() ? "?" : arrival->second.address;
   if (why == AuthFailure::MaxSessions) {  // a tenant with a valid token: nothing to slow down
@@ -100,17 +107,22 @@ std::chrono::milliseconds Gate::Failed(uint64_t id, AuthFailure why, const std::
     b = bursts_.emplace(key, Burst{}).first;
   }
   Burst& burst = b->second;
-  if (burst.failures > 0 && now - burst.last > o_.auth_block) burst.failures = 0;  // a new burst
+  if (burst.failures > 0 && now - std::max(burst.last, burst.blocked_until) > o_.auth_block)
+    burst.failures = 0;  // quiet for long enough: a new burst
   burst.last = now;
   if (++burst.failures == 1)
     spdlog::warn("connection {} from {} refused: {}; further failures from {} are counted "
                  "(rgpu_auth_failures_total), not logged, until it has been quiet for {} s",
                  id, address, detail, key, Seconds(o_.auth_block));
   if (!guess) return std::chrono::milliseconds(0);
-  if (o_.auth_block_after != 0 && burst.failures == o_.auth_block_after) {
+  // Blocked at the limit, and again by each failure after it: past the limit an address
+  // gets one guess per block.
+  if (o_.auth_block_after != 0 && burst.failures >= o_.auth_block_after) {
     burst.blocked_until = now + o_.auth_block;
-    spdlog::warn("{}: {} failed authentications in a row; its connections are refused for {} s",
-                 address, burst.failures, Seconds(o_.auth_block));
+    if (burst.failures == o_.auth_block_after)
+      spdlog::warn("{}: {} failed authentications in a row; its connections are refused for "
+                   "{} s, and again after each further failure",
+                   address, burst.failures, Seconds(o_.auth_block));
   }
   const uint32_t doublings = std::min<uint32_t>(burst.failures - 1, 20);
   return std::min(o_.auth_delay * (1u << doublings), o_.auth_delay_max);
@@ -123,15 +135,15 @@ size_t Gate::Expire(Clock::time_point now) {
     if (a.expired || now < a.deadline) continue;
     // Wakes whichever thread waits on the socket (the TLS handshake or the session's
     // reader); that thread ends the connection and calls Ended.
-    ::shutdown(a.fd, SHUT_RDWR);
     a.expired = true;
     metrics_->CountAuthFailure(AuthFailure::HelloTimeout);
+    ::shutdown(a.fd, SHUT_RDWR);
     ++expired;
   }
   expired_since_ += expired;
   for (auto it = bursts_.begin(); it != bursts_.end();) {
     const Burst& b = it->second;
-    if (now - b.last > o_.auth_block && now >= b.blocked_until) {
+    if (now - std::max(b.last, b.blocked_until) > o_.auth_block) {
       if (b.failures > 1)
         spdlog::info("{}: burst of {} failed authentications over", it->first, b.failures);
       it = bursts_.erase(it);

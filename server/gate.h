@@ -8,8 +8,9 @@
 //   handshake included) is shut down by the server's watchdog (Expire).
 // - Throttling: each failed authentication from an address waits longer before it is
 //   answered (auth_delay, doubling); after `auth_block_after` failures in one burst the
-//   address is refused at accept for `auth_block`. A burst ends after `auth_block` without
-//   a failure. It is logged once when it starts and once when the address is blocked.
+//   address is refused at accept for `auth_block`, and again after each further failure. A
+//   burst ends when the address has been neither failing nor blocked for `auth_block`. It
+//   is logged when it starts, when the address is blocked and when it ends.
 //
 // Unix-socket peers have no address: they share one, "local", which is throttled like any
 // other but not held to the per-address limit (every local client would share it).
