@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "proto/info.h"
+#include "proto/liveness.h"
 #include "proto/tls.h"
 
 namespace rgpu::client {
@@ -60,6 +61,10 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   c->stream_->SetRecvTimeout(std::chrono::milliseconds(0));
   c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
   c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
+  if (c->peer_timeout_.count() > 0) {
+    proto::SetKeepAlive(c->stream_->fd(), c->peer_timeout_);
+    c->watcher_ = std::thread([raw = c.get()] { raw->WatchLoop(); });
+  }
   return c;
 }
 
@@ -68,8 +73,10 @@ Connection::~Connection() {
     std::lock_guard lk(buf_mu_);
     stopping_ = true;
     buf_cv_.notify_all();
+    watch_cv_.notify_all();
   }
   if (flusher_.joinable()) flusher_.join();
+  if (watcher_.joinable()) watcher_.join();
   if (alive_) {
     std::lock_guard wl(write_mu_);
     WriteOut();
@@ -93,7 +100,7 @@ Status Connection::Handshake(const std::string& token) {
   Writer w(&body);
   w.u32(proto::kMagic);
   w.u16(proto::kVersion);
-  w.u16(0);
+  w.u16(proto::kFeatureHeartbeat);
   w.str(token);
   char exe[256] = {0};
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -138,6 +145,13 @@ Status Connection::Handshake(const std::string& token) {
   if (r.ok() && nidx != devices_.size()) r.fail();
   for (uint32_t i = 0; i < nidx && r.ok(); ++i) devices_[i].server_index = r.u32();
   uint64_t quota = r.u64();
+  // A server that speaks Heartbeat says when to send one and when a silent peer is dead;
+  // an older one says nothing, and only TCP keepalive watches it.
+  if (r.ok() && r.remaining() >= 8) {
+    const uint32_t interval_ms = r.u32(), timeout_ms = r.u32();
+    heartbeat_interval_ = std::chrono::milliseconds(std::max<uint32_t>(interval_ms, 50));
+    peer_timeout_ = std::chrono::milliseconds(std::max<uint32_t>(timeout_ms, 200));
+  }
   if (!r.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "malformed Hello reply");
   quota_left_ = quota == UINT64_MAX ? INT64_MAX : static_cast<int64_t>(std::min<uint64_t>(quota, INT64_MAX));
   return Status::Ok();
@@ -342,6 +356,38 @@ void Connection::FlushLoop() {
   }
 }
 
+void Connection::WatchLoop() {
+  using Clock = std::chrono::steady_clock;
+  const auto tick = std::clamp(heartbeat_interval_ / 2, std::chrono::milliseconds(20),
+                               std::chrono::milliseconds(250));
+  proto::PeerWatch watch(peer_timeout_, Clock::now());
+  std::unique_lock lk(buf_mu_);
+  while (!stopping_ && alive_) {
+    watch_cv_.wait_for(lk, tick, [&] { return stopping_; });
+    if (stopping_) return;
+    const auto now = Clock::now();
+    watch.Observe(*stream_, now);
+    if (watch.Dead(now)) {
+      lk.unlock();
+      char why[160];
+      std::snprintf(why, sizeof(why), "no sign of life from rgpud for %.1f s (peer timeout %.1f s)",
+                    watch.Silent(now).count() / 1000.0, peer_timeout_.count() / 1000.0);
+      std::fprintf(stderr, "rgpu: server %s: %s\n", address_.c_str(), why);
+      Fail(why);
+      return;
+    }
+    if (watch.Quiet(now, heartbeat_interval_) && out_.empty()) {
+      // Queued like any request and written by the flusher: this thread never blocks on
+      // the socket, so a stalled send cannot keep it from noticing a dead server.
+      AppendFrame(Op::Heartbeat, 0, nullptr, 0, nullptr, 0);
+      if (flusher_idle_) {
+        flusher_idle_ = false;
+        buf_cv_.notify_one();
+      }
+    }
+  }
+}
+
 void Connection::Fail(const std::string& why) {
   std::vector<std::shared_ptr<Pending>> sinks;
   {
@@ -459,6 +505,8 @@ void Connection::ReceiveLoop() {
         if (r.ok() && on_async_error) on_async_error(aop, id, code, msg);
         break;
       }
+      case Op::Heartbeat:  // a sign of life only; WatchLoop saw its bytes arrive
+        break;
       case Op::Goodbye: {
         std::string why = r.str(1 << 16);
         std::fprintf(stderr, "rgpu: server %s ended the session: %s\n", address_.c_str(), why.c_str());

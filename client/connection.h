@@ -119,6 +119,10 @@ class Connection {
   Status Handshake(const std::string& token);
   void ReceiveLoop();
   void FlushLoop();
+  // With a server that speaks Heartbeat: sends one when nothing was sent for the interval
+  // the server named, and fails the connection (every pending and later call) when the
+  // server showed no life for its timeout. Never waits on the socket or the device.
+  void WatchLoop();
   void AppendFrame(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
                    size_t tail_len, uint16_t flags = 0);
   Status WriteOut();  // requires write_mu_
@@ -153,8 +157,12 @@ class Connection {
   std::condition_variable cv_;
   std::unordered_map<uint64_t, std::shared_ptr<Pending>> pending_;  // GUARDED_BY(mu_)
 
+  std::chrono::milliseconds heartbeat_interval_{0}, peer_timeout_{0};  // 0: not spoken
+  std::condition_variable watch_cv_;  // with buf_mu_: wakes WatchLoop to stop
+
   std::thread receiver_;
   std::thread flusher_;
+  std::thread watcher_;
 };
 
 }  // namespace rgpu::client

@@ -128,6 +128,7 @@ class TlsStream : public Stream {
       size_t got = 0;
       Status s = Run([&] { return SSL_read_ex(ssl_, p, n, &got); }, "TLS recv", recv_timeout_ms_);
       if (!s.ok()) return s;
+      CountReceived(got);
       p += got;
       n -= got;
     }
@@ -138,6 +139,7 @@ class TlsStream : public Stream {
     size_t got = 0;
     Status s = Run([&] { return SSL_read_ex(ssl_, buf, max, &got); }, "TLS recv", recv_timeout_ms_);
     if (!s.ok()) return s;
+    CountReceived(got);
     return got;
   }
 
@@ -154,6 +156,7 @@ class TlsStream : public Stream {
       size_t put = 0;
       Status s = Run([&] { return SSL_write_ex(ssl_, p, n, &put); }, "TLS send", -1);
       if (!s.ok()) return s;
+      CountSent(put);
       p += put;
       n -= put;
     }
@@ -263,23 +266,6 @@ TlsClientOptions TlsClientOptions::FromEnvironment() {
 
 Result<std::unique_ptr<Stream>> ConnectTls(const Address& a, const TlsClientOptions& options,
                                            std::chrono::milliseconds timeout) {
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(NewContext(false), SSL_CTX_free);
-  if (!ctx) return Status::Error(kIoError, "TLS: " + SslErrors());
-  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
-  SSL_CTX_set_client_cert_cb(ctx.get(), NoteCertificateRequest);
-  if (!options.ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx.get(), options.ca_file.c_str(), nullptr) != 1)
-      return Status::Error(kConfigError,
-                           "TLS: cannot read RGPU_CA file " + options.ca_file + ": " + SslErrors());
-  } else {
-    SSL_CTX_set_default_verify_paths(ctx.get());
-  }
-  if (!options.cert_file.empty() || !options.key_file.empty()) {
-    const std::string& key = options.key_file.empty() ? options.cert_file : options.key_file;
-    if (SSL_CTX_use_certificate_chain_file(ctx.get(), options.cert_file.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) != 1)
-      return Status::Error(kConfigError, "TLS: cannot use RGPU_CERT/RGPU_KEY: " + SslErrors());
-  }
   Address plain = a;
   plain.tls = false;
   auto tcp = Connect(plain, timeout);
@@ -288,11 +274,38 @@ Result<std::unique_ptr<Stream>> ConnectTls(const Address& a, const TlsClientOpti
   int fd = ::dup((*tcp)->fd());
   tcp->reset();
   if (fd < 0) return Status::Error(kIoError, std::string("dup: ") + std::strerror(errno));
-  auto s = Wrap(ctx.get(), fd, false, a.host, timeout);  // the SSL keeps ctx referenced
+  auto s = ConnectTlsOn(fd, a.host, options, timeout);
   if (!s.ok())
     return Status::Error(s.status().code(), "TLS with " + a.ToString() + " failed: " +
                                                 s.status().message());
   return s;
+}
+
+Result<std::unique_ptr<Stream>> ConnectTlsOn(int fd, const std::string& host,
+                                             const TlsClientOptions& options,
+                                             std::chrono::milliseconds timeout) {
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(NewContext(false), SSL_CTX_free);
+  auto fail = [fd](Status s) -> Result<std::unique_ptr<Stream>> {
+    ::close(fd);
+    return s;
+  };
+  if (!ctx) return fail(Status::Error(kIoError, "TLS: " + SslErrors()));
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  SSL_CTX_set_client_cert_cb(ctx.get(), NoteCertificateRequest);
+  if (!options.ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(ctx.get(), options.ca_file.c_str(), nullptr) != 1)
+      return fail(Status::Error(kConfigError, "TLS: cannot read RGPU_CA file " + options.ca_file +
+                                                  ": " + SslErrors()));
+  } else {
+    SSL_CTX_set_default_verify_paths(ctx.get());
+  }
+  if (!options.cert_file.empty() || !options.key_file.empty()) {
+    const std::string& key = options.key_file.empty() ? options.cert_file : options.key_file;
+    if (SSL_CTX_use_certificate_chain_file(ctx.get(), options.cert_file.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) != 1)
+      return fail(Status::Error(kConfigError, "TLS: cannot use RGPU_CERT/RGPU_KEY: " + SslErrors()));
+  }
+  return Wrap(ctx.get(), fd, false, host, timeout);  // the SSL keeps ctx referenced
 }
 
 Result<std::unique_ptr<Stream>> ConnectClient(const Address& a, std::chrono::milliseconds timeout) {

@@ -51,6 +51,12 @@ struct TlsClientOptions {
 Result<std::unique_ptr<Stream>> ConnectTls(const Address& a, const TlsClientOptions& options,
                                            std::chrono::milliseconds timeout);
 
+// The same on a TCP socket already connected (which it owns, closed on failure); `host`
+// is what the server's certificate must name.
+Result<std::unique_ptr<Stream>> ConnectTlsOn(int fd, const std::string& host,
+                                             const TlsClientOptions& options,
+                                             std::chrono::milliseconds timeout);
+
 // What clients call: TLS when the address is tls://... or RGPU_CA is set (TCP only),
 // a plain stream otherwise.
 Result<std::unique_ptr<Stream>> ConnectClient(const Address& a, std::chrono::milliseconds timeout);

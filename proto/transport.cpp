@@ -8,6 +8,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -76,6 +78,28 @@ Stream::~Stream() {
 
 void Stream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 
+size_t Stream::UnreadBytes() const {
+  int n = 0;
+  return ::ioctl(fd_, SIOCINQ, &n) == 0 && n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+size_t Stream::UnsentBytes() const {
+  int n = 0;
+  return ::ioctl(fd_, SIOCOUTQ, &n) == 0 && n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+void SetKeepAlive(int fd, std::chrono::milliseconds bound) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0 || ss.ss_family == AF_UNIX) return;
+  const int seconds = static_cast<int>(std::max<int64_t>(3, bound.count() / 1000));
+  int one = 1, idle = std::max(1, seconds / 2), interval = std::max(1, seconds / 6), count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 void Stream::SetRecvTimeout(std::chrono::milliseconds timeout) {
   timeval tv{static_cast<time_t>(timeout.count() / 1000),
              static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
@@ -97,6 +121,7 @@ Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
       if (errno == EINTR) continue;
       return Status::Error(-5, std::string("send: ") + std::strerror(errno));
     }
+    CountSent(static_cast<size_t>(n));
     size_t left = static_cast<size_t>(n);
     while (first < iovcnt && left >= iov[first].iov_len) {
       left -= iov[first].iov_len;
@@ -115,7 +140,9 @@ size_t Stream::TrySend(const struct iovec* iov, int iovcnt) {
   msg.msg_iov = const_cast<struct iovec*>(iov);
   msg.msg_iovlen = iovcnt;
   ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-  return n > 0 ? static_cast<size_t>(n) : 0;
+  if (n <= 0) return 0;
+  CountSent(static_cast<size_t>(n));
+  return static_cast<size_t>(n);
 }
 
 Status Stream::RecvAll(void* buf, size_t n) {
@@ -127,6 +154,7 @@ Status Stream::RecvAll(void* buf, size_t n) {
       if (errno == EINTR) continue;
       return Status::Error(-5, std::string("recv: ") + std::strerror(errno));
     }
+    CountReceived(static_cast<size_t>(got));
     p += got;
     n -= static_cast<size_t>(got);
   }
@@ -136,7 +164,10 @@ Status Stream::RecvAll(void* buf, size_t n) {
 Result<size_t> Stream::RecvSome(void* buf, size_t max) {
   for (;;) {
     ssize_t got = ::recv(fd_, buf, max, 0);
-    if (got > 0) return static_cast<size_t>(got);
+    if (got > 0) {
+      CountReceived(static_cast<size_t>(got));
+      return static_cast<size_t>(got);
+    }
     if (got == 0) return Status::Error(-5, "connection closed");
     if (errno != EINTR) return Status::Error(-5, std::string("recv: ") + std::strerror(errno));
   }

@@ -3,6 +3,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -55,9 +56,28 @@ class Stream {
   void ShutdownRead();
   int fd() const { return fd_; }
 
+  // What crossed the socket so far: bytes handed to the reader (decrypted, for TLS) and
+  // bytes the sender handed to the kernel. Any thread may read them (proto/liveness.h).
+  uint64_t BytesReceived() const { return received_.load(std::memory_order_relaxed); }
+  uint64_t BytesSent() const { return sent_.load(std::memory_order_relaxed); }
+  // Bytes that arrived and no thread has read yet, and bytes in the kernel's send queue
+  // that the peer has not yet acknowledged (TCP) or read (Unix): from the socket itself.
+  size_t UnreadBytes() const;
+  size_t UnsentBytes() const;
+
  protected:
+  void CountReceived(size_t n) { received_.fetch_add(n, std::memory_order_relaxed); }
+  void CountSent(size_t n) { sent_.fetch_add(n, std::memory_order_relaxed); }
   int fd_;
+
+ private:
+  std::atomic<uint64_t> received_{0}, sent_{0};
 };
+
+// TCP keepalive tuned so that the kernel gives up on a peer that stopped answering
+// within about `bound` of its last sign of life (idle bound/2, then 3 probes bound/6
+// apart). A no-op on Unix sockets.
+void SetKeepAlive(int fd, std::chrono::milliseconds bound);
 
 // Reads a stream through a buffer, so that a burst of small frames costs one system call
 // rather than two per frame (header, then body). Reads of at least half the buffer go

@@ -34,10 +34,20 @@ enum FrameFlags : uint16_t {
   kFlagWaiting = 4,
 };
 
+// Hello's `features` bits (the u16 after the version): what the client can do beyond
+// version 1 as first published. A server ignores bits it does not know, so a new client
+// still talks to an old server; the server uses a feature only when the client set its bit.
+enum HelloFeatures : uint16_t {
+  // Both sides send Heartbeat when they have sent nothing for the interval the server
+  // names in its Hello reply, and take a peer silent for its timeout as dead.
+  kFeatureHeartbeat = 1,
+};
+
 // One list of ops; the numbers are part of the protocol and never reused.
 #define RGPU_OPS(X)                 \
   X(Hello, 1)                       \
   X(Goodbye, 2)                     \
+  X(Heartbeat, 3)                   \
   X(CreateContext, 10)              \
   X(CreateQueue, 11)                \
   X(CreateBuffer, 12)               \

@@ -71,6 +71,40 @@ Status LoadPool(const std::string& path, const toml::table& t, PoolOptions* pool
   return Status::Ok();
 }
 
+// Before authentication and dead peers (server/gate.h, ServerOptions::peer_timeout).
+Status LoadAbuseLimits(const std::string& path, const toml::table& limits, ServerOptions* opt) {
+  auto seconds = [&](const char* key, std::chrono::milliseconds* field) -> Status {
+    const toml::node* n = limits[key].node();
+    if (!n) return Status::Ok();
+    auto v = n->value<double>();
+    if (!v || !(*v > 0)) return Bad(path, std::string("[limits] ") + key + " must be a positive number");
+    *field = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
+    return Status::Ok();
+  };
+  auto count = [&](const char* key, auto* field, int64_t min) -> Status {
+    const toml::node* n = limits[key].node();
+    if (!n) return Status::Ok();
+    auto v = n->value<int64_t>();
+    if (!v || *v < min)
+      return Bad(path, std::string("[limits] ") + key + " must be an integer of at least " +
+                           std::to_string(min));
+    *field = static_cast<std::remove_reference_t<decltype(*field)>>(*v);
+    return Status::Ok();
+  };
+  GateOptions& g = opt->gate;
+  int64_t delay_ms = g.auth_delay.count();
+  for (Status s : {seconds("hello_timeout_seconds", &g.hello_timeout),
+                   count("max_unauthenticated", &g.max_unauthenticated, 1),
+                   count("max_unauthenticated_per_address", &g.max_unauthenticated_per_address, 1),
+                   count("auth_delay_ms", &delay_ms, 0),
+                   count("auth_block_after", &g.auth_block_after, 0),
+                   seconds("auth_block_seconds", &g.auth_block),
+                   seconds("peer_timeout_seconds", &opt->peer_timeout)})
+    if (!s.ok()) return s;
+  g.auth_delay = std::chrono::milliseconds(delay_ms);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<uint64_t> ParseBytes(const std::string& text) {
@@ -128,7 +162,10 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
   if (auto* limits = root["limits"].as_table()) {
     if (Status s = CheckKeys(path, *limits, "[limits]",
                              {"max_frame", "max_objects_per_session", "max_staging",
-                              "max_commands_in_flight", "max_outbox", "stop_grace_seconds"});
+                              "max_commands_in_flight", "max_outbox", "stop_grace_seconds",
+                              "hello_timeout_seconds", "max_unauthenticated",
+                              "max_unauthenticated_per_address", "auth_delay_ms",
+                              "auth_block_after", "auth_block_seconds", "peer_timeout_seconds"});
         !s.ok())
       return s;
     auto bytes = [&](const char* key, auto* field) -> Status {
@@ -149,6 +186,7 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
       return Bad(path, "[limits] max_frame must be between 1 MiB + 64 and 8 MiB");
     if (auto v = (*limits)["stop_grace_seconds"].value<double>())
       opt->stop_grace = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
+    if (Status s = LoadAbuseLimits(path, *limits, opt); !s.ok()) return s;
   }
 
   if (auto* tenants = root["tenant"].as_array()) {

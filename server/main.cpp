@@ -45,6 +45,26 @@ int main(int argc, char** argv) {
                  "Address(es) pool clients should dial (default: the listen address, with this "
                  "host's name for a wildcard host; tls:// when TLS is on).")
       ->delimiter(',');
+  // Abuse and dead peers (docs/security.md, "Before authentication" and "Dead peers").
+  double hello_timeout_s = 10, peer_timeout_s = 30;
+  app.add_option("--hello-timeout", hello_timeout_s,
+                 "Seconds a connection has to authenticate (TLS handshake and Hello) before it "
+                 "is closed.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-unauthenticated", opt.gate.max_unauthenticated,
+                 "Connections waiting to authenticate at once; more are closed at accept.")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-unauthenticated-per-address", opt.gate.max_unauthenticated_per_address,
+                 "The same, from one peer address (TCP).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--peer-timeout", peer_timeout_s,
+                 "Seconds without a sign of life after which a client counts as dead and its "
+                 "session ends (heartbeats after a quarter of it; TCP keepalive tuned to it).")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   bool hash_token = false;
   app.add_flag("--hash-token", hash_token,
                "Read a token from standard input, print its salted hash for a [[tenant]]'s "
@@ -96,7 +116,15 @@ int main(int argc, char** argv) {
     if (app.count("--insecure")) opt.insecure = given.insecure;
     if (app.count("--pool")) opt.pool.url = given.pool.url;
     if (app.count("--advertise")) opt.pool.advertise = given.pool.advertise;
+    if (app.count("--max-unauthenticated"))
+      opt.gate.max_unauthenticated = given.gate.max_unauthenticated;
+    if (app.count("--max-unauthenticated-per-address"))
+      opt.gate.max_unauthenticated_per_address = given.gate.max_unauthenticated_per_address;
   }
+  auto millis = [](double s) { return std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); };
+  if (config_path.empty() || app.count("--hello-timeout"))
+    opt.gate.hello_timeout = millis(hello_timeout_s);
+  if (config_path.empty() || app.count("--peer-timeout")) opt.peer_timeout = millis(peer_timeout_s);
   if (auto p = rgpu::server::ParsePolicy(policy); p.ok()) {
     opt.sched.policy = p.value();
   } else {

@@ -17,6 +17,43 @@ const char* ErrorKindName(ErrorKind k) {
   }
 }
 
+const char* RefusalName(Refusal r) {
+  switch (r) {
+    case Refusal::Unauthenticated: return "unauthenticated_limit";
+    case Refusal::PerAddress: return "per_address_limit";
+    case Refusal::Blocked: return "blocked";
+    default: return "other";
+  }
+}
+
+const char* AuthFailureName(AuthFailure f) {
+  switch (f) {
+    case AuthFailure::NoToken: return "no_token";
+    case AuthFailure::UnknownToken: return "unknown_token";
+    case AuthFailure::MaxSessions: return "max_sessions";
+    case AuthFailure::HelloTimeout: return "hello_timeout";
+    case AuthFailure::Handshake: return "tls_handshake";
+    default: return "other";
+  }
+}
+
+namespace {
+// One family with one counter per value of an enum, labelled by its name.
+template <typename Enum, size_t N>
+prometheus::MetricFamily ByReason(const char* name, const char* help, const char* label,
+                                  const std::array<std::atomic<uint64_t>, N>& counts,
+                                  const char* (*name_of)(Enum)) {
+  prometheus::MetricFamily f{name, help, prometheus::MetricType::Counter, {}};
+  for (size_t k = 0; k < N; ++k) {
+    prometheus::ClientMetric c;
+    c.label.push_back({label, name_of(static_cast<Enum>(k))});
+    c.counter.value = static_cast<double>(counts[k].load());
+    f.metric.push_back(std::move(c));
+  }
+  return f;
+}
+}  // namespace
+
 // Builds the metric families from the atomics when Prometheus scrapes.
 class Metrics::Collector : public prometheus::Collectable {
  public:
@@ -59,6 +96,22 @@ class Metrics::Collector : public prometheus::Collectable {
       errors.metric.push_back(std::move(c));
     }
     out.push_back(std::move(errors));
+    out.push_back(ByReason("rgpu_connections_refused_total",
+                           "Connections closed at accept, by reason", "reason", m_->refusals_,
+                           RefusalName));
+    out.push_back(ByReason("rgpu_auth_failures_total",
+                           "Connections that did not become sessions, by reason", "reason",
+                           m_->auth_failures_, AuthFailureName));
+    prometheus::MetricFamily pending{"rgpu_unauthenticated_connections",
+                                     "Connections waiting to authenticate now",
+                                     MetricType::Gauge, {}};
+    pending.metric.emplace_back().gauge.value = static_cast<double>(m_->unauthenticated.load());
+    out.push_back(std::move(pending));
+    prometheus::MetricFamily dead{"rgpu_dead_peers_total",
+                                  "Sessions ended because the client went silent",
+                                  MetricType::Counter, {}};
+    dead.metric.emplace_back().counter.value = static_cast<double>(m_->dead_peers.load());
+    out.push_back(std::move(dead));
     return out;
   }
 

@@ -40,6 +40,26 @@ enum class ErrorKind : uint8_t {
 };
 const char* ErrorKindName(ErrorKind k);
 
+// Why a connection was closed at accept, before reading a byte (server/gate.h).
+enum class Refusal : uint8_t {
+  Unauthenticated,  // max_unauthenticated connections are already waiting to authenticate
+  PerAddress,       // as many from this peer address (max_unauthenticated_per_address)
+  Blocked,          // the address failed to authenticate too often and is blocked for now
+  kCount,
+};
+const char* RefusalName(Refusal r);
+
+// Why a connection did not become a session.
+enum class AuthFailure : uint8_t {
+  NoToken,       // the server has tenants and Hello carried no token
+  UnknownToken,  // no tenant has this token
+  MaxSessions,   // the tenant already has max_sessions sessions
+  HelloTimeout,  // no Hello (or no TLS handshake) within hello_timeout
+  Handshake,     // the TLS handshake failed
+  kCount,
+};
+const char* AuthFailureName(AuthFailure f);
+
 class Metrics {
  public:
   explicit Metrics(const std::vector<std::shared_ptr<const Tenant>>& tenants);
@@ -50,6 +70,14 @@ class Metrics {
   void AddDeviceTime(const Tenant* t, double seconds);
   void CountError(ErrorKind k) { errors_[static_cast<size_t>(k)].fetch_add(1); }
   uint64_t Errors(ErrorKind k) const { return errors_[static_cast<size_t>(k)].load(); }
+  void CountRefusal(Refusal r) { refusals_[static_cast<size_t>(r)].fetch_add(1); }
+  void CountAuthFailure(AuthFailure f) { auth_failures_[static_cast<size_t>(f)].fetch_add(1); }
+  uint64_t Refusals(Refusal r) const { return refusals_[static_cast<size_t>(r)].load(); }
+  uint64_t AuthFailures(AuthFailure f) const { return auth_failures_[static_cast<size_t>(f)].load(); }
+  // Connections accepted and not (yet) authenticated, kept by the gate.
+  std::atomic<uint64_t> unauthenticated{0};
+  // Sessions ended because their peer went silent (heartbeat or keepalive).
+  std::atomic<uint64_t> dead_peers{0};
 
   // Starts the HTTP endpoint (path /metrics) on `address` ("127.0.0.1:9420").
   Status Serve(const std::string& address);
@@ -61,6 +89,8 @@ class Metrics {
   std::vector<std::shared_ptr<const Tenant>> tenants_;
   std::unordered_map<const Tenant*, std::unique_ptr<TenantUsage>> usage_;  // keys fixed
   std::array<std::atomic<uint64_t>, static_cast<size_t>(ErrorKind::kCount)> errors_{};
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(Refusal::kCount)> refusals_{};
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(AuthFailure::kCount)> auth_failures_{};
   std::shared_ptr<Collector> collector_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 };

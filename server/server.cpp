@@ -24,7 +24,8 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
       tenants_(options_.tenants.empty()
                    ? std::vector<std::shared_ptr<const Tenant>>{std::make_shared<Tenant>()}
                    : options_.tenants),
-      metrics_(tenants_) {
+      metrics_(tenants_),
+      gate_(options_.gate, &metrics_) {
   const auto& devices = backend_->Devices();
   for (size_t i = 0; i < std::max<size_t>(devices.size(), 1); ++i) {
     uint32_t cores = 1;
@@ -90,48 +91,36 @@ Status Server::Bind() {
   return Status::Ok();
 }
 
+namespace {
+
+// "1.2.3.4:5678" / "[::1]:5678" for the log, and the address alone for the gate; Unix
+// peers are "unix" and share the gate's local address.
+void DescribePeer(const sockaddr_storage& ss, std::string* peer, std::string* address) {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (ss.ss_family == AF_INET) {
+    auto* sin = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf));
+    *address = buf;
+    *peer = *address + ":" + std::to_string(ntohs(sin->sin_port));
+  } else if (ss.ss_family == AF_INET6) {
+    auto* sin6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &sin6->sin6_addr, buf, sizeof(buf));
+    *address = buf;
+    *peer = "[" + *address + "]:" + std::to_string(ntohs(sin6->sin6_port));
+  } else {
+    *address = Gate::kLocal;
+    *peer = "unix";
+  }
+}
+
+}  // namespace
+
 void Server::Run() {
+  watchdog_ = std::thread(&Server::Watch, this);
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     int rc = ::poll(&p, 1, 200);
-    if (rc <= 0) continue;
-    sockaddr_storage ss{};
-    socklen_t len = sizeof(ss);
-    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    std::string peer = "unix";
-    if (ss.ss_family == AF_INET) {
-      char buf[INET_ADDRSTRLEN];
-      auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
-      inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf));
-      peer = std::string(buf) + ":" + std::to_string(ntohs(sin->sin_port));
-      int one = 1;
-      setsockopt(fd, IPPROTO_TCP, 1 /*TCP_NODELAY*/, &one, sizeof(one));
-    }
-    int buf = 4 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-    uint64_t id = next_session_++;
-    if (tls_ && ss.ss_family != AF_UNIX) {
-      // The handshake runs on the session's thread: a slow client must not stall accept().
-      handshaking_.fetch_add(1);
-      std::thread([this, id, fd, peer] {
-        std::string client;
-        auto stream = tls_->Accept(fd, std::chrono::seconds(10), &client);
-        if (!stream.ok()) {
-          spdlog::warn("session {} from {}: refused: {}", id, peer, stream.status().message());
-          metrics_.CountError(ErrorKind::Auth);
-          handshaking_.fetch_sub(1);
-          return;
-        }
-        handshaking_.fetch_sub(1);  // from here on a session like any other
-        SessionThread(id, std::move(stream.value()),
-                      client.empty() ? peer : peer + " (" + client + ")");
-      }).detach();
-      continue;
-    }
-    std::thread(&Server::SessionThread, this, id, std::make_unique<proto::Stream>(fd), peer)
-        .detach();
+    if (rc > 0) AcceptOne();
   }
   // Graceful stop. New clients are refused from here on.
   ::close(listen_fd_);
@@ -167,6 +156,92 @@ void Server::Run() {
   // Handshakes still running end within their own timeout; they must not outlive us.
   lk.unlock();
   while (handshaking_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  watch_stop_ = true;
+  watchdog_.join();
+}
+
+void Server::AcceptOne() {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  std::string peer, address;
+  DescribePeer(ss, &peer, &address);
+  const uint64_t id = next_session_++;
+  // Refused before a thread, a buffer or a TLS handshake is spent on it.
+  Refusal why;
+  if (!gate_.Admit(id, fd, address, &why)) {
+    spdlog::debug("connection {} from {} refused at accept: {}", id, peer, RefusalName(why));
+    ::close(fd);
+    return;
+  }
+  if (ss.ss_family != AF_UNIX) {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, 1 /*TCP_NODELAY*/, &one, sizeof(one));
+    proto::SetKeepAlive(fd, options_.peer_timeout);
+  }
+  int buf = 4 << 20;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+  if (tls_ && ss.ss_family != AF_UNIX) {
+    // The handshake runs on the connection's own thread, never on this one, and must end
+    // by the Hello deadline (the watchdog shuts the socket down then).
+    handshaking_.fetch_add(1);
+    std::thread(&Server::Handshake, this, id, fd, peer).detach();
+    return;
+  }
+  std::thread(&Server::SessionThread, this, id, std::make_unique<proto::Stream>(fd), peer).detach();
+}
+
+void Server::Handshake(uint64_t id, int fd, std::string peer) {
+  std::string client;
+  // Its own timeout is a backstop: the watchdog cuts it at the deadline (Gate::Expire).
+  auto stream = tls_->Accept(fd, gate_.TimeLeft(id) + std::chrono::seconds(1), &client);
+  if (!stream.ok()) {
+    gate_.Failed(id, AuthFailure::Handshake, "TLS: " + stream.status().message());
+    metrics_.CountError(ErrorKind::Auth);
+    gate_.Ended(id);
+    handshaking_.fetch_sub(1);
+    return;
+  }
+  handshaking_.fetch_sub(1);  // from here on a session like any other
+  SessionThread(id, std::move(stream.value()), client.empty() ? peer : peer + " (" + client + ")");
+}
+
+void Server::Watch() {
+  using namespace std::chrono;
+  const auto tick = std::clamp(std::min(options_.peer_timeout, options_.gate.hello_timeout) / 8,
+                               milliseconds(20), milliseconds(250));
+  while (!watch_stop_) {
+    std::this_thread::sleep_for(tick);
+    const auto now = steady_clock::now();
+    gate_.Expire(now);
+    WatchSessions(now);
+  }
+}
+
+void Server::WatchSessions(std::chrono::steady_clock::time_point now) {
+  std::lock_guard lk(mu_);
+  for (auto it = watches_.begin(); it != watches_.end();)  // sessions that ended
+    it = sessions_.count(it->first) ? std::next(it) : watches_.erase(it);
+  for (auto& [id, s] : sessions_) {
+    // Sessions of clients without Heartbeat rely on TCP keepalive alone: an idle one
+    // must not be taken for dead.
+    if (!s->tenant() || !s->heartbeat()) continue;
+    auto w = watches_.try_emplace(id, options_.peer_timeout, now).first;
+    w->second.Observe(s->stream(), now);
+    if (w->second.Dead(now)) {
+      spdlog::warn("session {} ({}): nothing from the client for {:.1f} s; ending the session "
+                   "as if it had closed",
+                   id, s->peer(), w->second.Silent(now).count() / 1000.0);
+      metrics_.dead_peers.fetch_add(1);
+      s->Stop();
+      // Watched again (and reported again) only if it is still there a timeout later.
+      w->second = proto::PeerWatch(options_.peer_timeout, now);
+    } else if (w->second.Quiet(now, options_.heartbeat_interval())) {
+      s->SendHeartbeat();
+    }
+  }
 }
 
 size_t Server::LingeringSessions() {
@@ -180,7 +255,10 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
   auto session = std::make_unique<Session>(this, id, std::move(stream), peer);
   {
     std::lock_guard lk(mu_);
-    if (stopping_) return;
+    if (stopping_) {
+      gate_.Ended(id);
+      return;
+    }
     sessions_[id] = session.get();
   }
   session->Serve();
@@ -188,6 +266,7 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
     std::lock_guard lk(mu_);
     sessions_.erase(id);
   }
+  gate_.Ended(id);
   session.reset();
   sessions_cv_.notify_all();
 }
@@ -206,26 +285,40 @@ uint64_t Server::ActiveSessions() {
   return sessions_.size();
 }
 
-Result<const Tenant*> Server::Authenticate(const std::string& token) {
+Result<const Tenant*> Server::Authenticate(uint64_t session, const std::string& token) {
+  auto refuse = [&](AuthFailure why, Status s) -> Result<const Tenant*> {
+    metrics_.CountError(ErrorKind::Auth);
+    const auto delay = gate_.Failed(session, why, s.message());
+    // Slows a guesser down; the connection still counts against the gate's limits.
+    const auto until = std::chrono::steady_clock::now() + delay;
+    while (!stopping_ && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return s;
+  };
   const Tenant* found = nullptr;
   if (options_.tenants.empty()) {
     found = tenants_.front().get();  // no config: everyone is the anonymous tenant
   } else {
     if (token.empty())
-      return Status::Error(CL_INVALID_VALUE, "this server needs a token (set RGPU_TOKEN)");
+      return refuse(AuthFailure::NoToken,
+                    Status::Error(CL_INVALID_VALUE, "this server needs a token (set RGPU_TOKEN)"));
     // Every tenant is tried, so the time taken does not tell which one nearly matched.
     for (const auto& t : tenants_)
       if (TokenMatches(token, t->token_hash) && !found) found = t.get();
-    if (!found) return Status::Error(CL_INVALID_VALUE, "unknown token (check RGPU_TOKEN)");
+    if (!found)
+      return refuse(AuthFailure::UnknownToken,
+                    Status::Error(CL_INVALID_VALUE, "unknown token (check RGPU_TOKEN)"));
   }
   TenantUsage& u = Usage(found);
   uint32_t n = u.sessions.fetch_add(1) + 1;
   if (found->max_sessions != 0 && n > found->max_sessions) {
     u.sessions.fetch_sub(1);
-    return Status::Error(CL_DEVICE_NOT_AVAILABLE,
-                         "tenant '" + found->id + "' already has its maximum of " +
-                             std::to_string(found->max_sessions) + " sessions");
+    return refuse(AuthFailure::MaxSessions,
+                  Status::Error(CL_DEVICE_NOT_AVAILABLE,
+                                "tenant '" + found->id + "' already has its maximum of " +
+                                    std::to_string(found->max_sessions) + " sessions"));
   }
+  gate_.Authenticated(session);
   return found;
 }
 

@@ -13,10 +13,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proto/liveness.h"
 #include "proto/tls.h"
 #include "proto/transport.h"
 #include "server/backend/backend.h"
 #include "server/buffer_pool.h"
+#include "server/gate.h"
 #include "server/scheduler/scheduler.h"
 #include "server/metrics.h"
 #include "server/pool.h"
@@ -41,6 +43,14 @@ struct ServerOptions {
   size_t max_outbox_bytes = size_t{256} << 20;
   // SIGTERM: how long running commands may take to finish before sessions are cut.
   std::chrono::milliseconds stop_grace{10000};
+  // Before authentication: Hello deadline, connection limits, failed-authentication
+  // throttling (server/gate.h).
+  GateOptions gate;
+  // A client that sent nothing for this long is dead: its session ends as if it had closed.
+  // Clients that speak Heartbeat (proto/wire.h) send one after a quarter of it without
+  // traffic, as rgpud does to them; TCP keepalive is tuned to the same bound for all.
+  std::chrono::milliseconds peer_timeout{30000};
+  std::chrono::milliseconds heartbeat_interval() const { return peer_timeout / 4; }
 
   // From the config file (server/config.h). No tenants: one anonymous tenant, no token.
   std::vector<std::shared_ptr<const Tenant>> tenants;
@@ -72,9 +82,10 @@ class Server {
   const std::string& name() const { return options_.name; }
   std::string bound_address() const { return bound_; }
 
-  // Finds the tenant whose token this is and admits one more session of it (max_sessions).
-  // Every successful call is paired with one Leave().
-  Result<const Tenant*> Authenticate(const std::string& token);
+  // Finds the tenant whose token this is and admits one more session of it (max_sessions)
+  // for connection `session`. Every successful call is paired with one Leave(). A wrong
+  // token is answered only after the gate's delay for its address (server/gate.h).
+  Result<const Tenant*> Authenticate(uint64_t session, const std::string& token);
   void Leave(const Tenant* t);
   TenantUsage& Usage(const Tenant* t) { return metrics_.Usage(t); }
   Metrics& metrics() { return metrics_; }
@@ -110,7 +121,13 @@ class Server {
   std::vector<SessionSummary> SessionSummaries();
 
  private:
+  void AcceptOne();
+  void Handshake(uint64_t id, int fd, std::string peer);
   void SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, std::string peer);
+  // The watchdog thread: Hello deadlines (Gate::Expire), heartbeats to idle clients and
+  // ending sessions whose client went silent. Never waits for the device or a socket.
+  void Watch();
+  void WatchSessions(std::chrono::steady_clock::time_point now);
 
   ServerOptions options_;
   std::unique_ptr<Backend> backend_;
@@ -130,6 +147,10 @@ class Server {
   // session starts. Connections still handshaking are counted so Run() can wait for them.
   std::shared_ptr<proto::TlsServer> tls_;
   std::atomic<int> handshaking_{0};
+  Gate gate_;
+  std::thread watchdog_;
+  std::atomic<bool> watch_stop_{false};
+  std::unordered_map<uint64_t, proto::PeerWatch> watches_;  // the watchdog's only
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> commands_{0};
   std::atomic<int64_t> objects_{0};

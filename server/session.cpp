@@ -280,8 +280,10 @@ void Session::Serve() {
   size_t objects = objects_.size();
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
-  spdlog::info("session {} end: {} ({}), {} commands, {} objects released", id_, peer_, reason,
-               stats_.commands.load(), objects);
+  // Connections that never authenticated are counted by the gate, not logged one by one.
+  spdlog::log(tenant() ? spdlog::level::info : spdlog::level::debug,
+              "session {} end: {} ({}), {} commands, {} objects released", id_, peer_, reason,
+              stats_.commands.load(), objects);
   // Let the last answers (a Goodbye, say) go out, but never wait long on a client that
   // does not read.
   outbox_->Close();
@@ -348,6 +350,9 @@ bool Session::ChargeMemory(uint64_t size) {
 void Session::RefundMemory(uint64_t size) { server_->Usage(tenant()).mem_bytes -= size; }
 
 Status Session::Dispatch(const FrameHeader& h, Reader& r) {
+  // A sign of life only: the watchdog saw its bytes arrive (Server::WatchSessions).
+  if (h.op == static_cast<uint16_t>(Op::Heartbeat) && hello_done_)
+    return h.flags == 0 && r.done() ? Status::Ok() : Status::Protocol("malformed Heartbeat");
   ++stats_.commands;
   server_->CountCommand();
   if (const Tenant* t = tenant()) ++server_->Usage(t).commands;
@@ -493,7 +498,7 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
   if (hello_done_) return Status::Protocol("Hello sent twice");
   uint32_t magic = r.u32();
   uint16_t version = r.u16();
-  r.u16();
+  const uint16_t features = r.u16();
   std::string token = r.str(4096);
   client_name_ = r.str(256);
   if (!r.ok() || magic != proto::kMagic) return Status::Protocol("bad Hello");
@@ -504,11 +509,9 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
                                std::to_string(proto::kVersion) + ")"));
     return Status::Protocol("version mismatch");
   }
-  auto auth = server_->Authenticate(token);
+  // Refusals are logged and counted by the server, once per burst of them (server/gate.h).
+  auto auth = server_->Authenticate(id_, token);
   if (!auth.ok()) {
-    spdlog::warn("session {}: {} ({}) refused: {}", id_, peer_, client_name_,
-                 auth.status().message());
-    server_->metrics().CountError(ErrorKind::Auth);
     Reply(h, auth.status());
     return Status::Protocol("authentication failed: " + auth.status().message());
   }
@@ -542,6 +545,12 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
   const uint64_t quota = tenant->mem_quota_bytes;
   const uint64_t used = server_->Usage(tenant).mem_bytes.load();
   w.u64(quota == 0 ? UINT64_MAX : quota - std::min(quota, used));
+  if (features & proto::kFeatureHeartbeat) {
+    // When to send a Heartbeat, and how long a silent peer has before it counts as dead.
+    w.u32(static_cast<uint32_t>(server_->options().heartbeat_interval().count()));
+    w.u32(static_cast<uint32_t>(server_->options().peer_timeout.count()));
+    heartbeat_ = true;
+  }
   Reply(h, Status::Ok(), f);
   return Status::Ok();
 }

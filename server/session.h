@@ -96,6 +96,11 @@ class Session {
   const std::string& peer() const { return peer_; }
   uint64_t Commands() const { return stats_.commands.load(); }
   uint64_t CommandsInFlight() const { return in_flight_.load(); }
+  // Heartbeats (proto/wire.h kFeatureHeartbeat): whether the client said at Hello that it
+  // sends them, and one sent to it. For the server's watchdog, which never blocks.
+  bool heartbeat() const { return heartbeat_.load(); }
+  void SendHeartbeat() { Notify(proto::Op::Heartbeat, 0, {}); }
+  const proto::Stream& stream() const { return *stream_; }
 
  private:
   struct Entry {
@@ -200,6 +205,7 @@ class Session {
   bool hello_done_ = false;
   std::string client_name_;
   std::atomic<const Tenant*> tenant_{nullptr};
+  std::atomic<bool> heartbeat_{false};
   // Commands handed to the device and not yet seen complete (read by status queries).
   std::atomic<uint64_t> in_flight_{0};
 

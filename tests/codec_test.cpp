@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "proto/info.h"
+#include "proto/liveness.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 
@@ -170,6 +171,63 @@ TEST(Codec, FramesOverASocket) {
   a.Shutdown();
   s = b.RecvFrame(&h, &got);
   EXPECT_FALSE(s.ok());
+}
+
+
+// The numbers of the session-level ops and Hello's feature bits are part of the protocol.
+static_assert(static_cast<uint16_t>(Op::Hello) == 1);
+static_assert(static_cast<uint16_t>(Op::Goodbye) == 2);
+static_assert(static_cast<uint16_t>(Op::Heartbeat) == 3);
+static_assert(kFeatureHeartbeat == 1);
+
+TEST(Codec, HeartbeatIsAnEmptyFrame) {
+  uint8_t hdr[kHeaderSize];
+  EncodeHeader(FrameHeader{0, static_cast<uint16_t>(Op::Heartbeat), kFlagNotify, 0}, hdr);
+  const uint8_t expected[kHeaderSize] = {0, 0, 0, 0, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(std::memcmp(hdr, expected, kHeaderSize), 0);
+  EXPECT_STREQ(OpName(3), "Heartbeat");
+}
+
+// PeerWatch judges from the socket: bytes that arrive are life even when nobody reads them,
+// silence for the timeout is death, and quiet on our side asks for a heartbeat.
+TEST(Liveness, PeerWatchOverASocketPair) {
+  using namespace std::chrono;
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  Stream ours(sv[0]), theirs(sv[1]);
+  auto t = steady_clock::now();
+  PeerWatch w(milliseconds(1000), t);
+  w.Observe(ours, t);
+  EXPECT_FALSE(w.Dead(t + milliseconds(999)));
+  EXPECT_TRUE(w.Quiet(t + milliseconds(250), milliseconds(250)));
+  // The peer speaks and nobody reads it: alive, and still alive while it waits unread.
+  ASSERT_TRUE(theirs.SendFrame(FrameHeader{0, 3, 0, 0}, nullptr, 0).ok());
+  t += milliseconds(900);
+  w.Observe(ours, t);
+  EXPECT_FALSE(w.Dead(t + milliseconds(999)));
+  EXPECT_EQ(ours.UnreadBytes(), kHeaderSize);
+  w.Observe(ours, t + milliseconds(5000));
+  EXPECT_FALSE(w.Dead(t + milliseconds(5000))) << "unread bytes: our reader is behind, not the peer";
+  // Read, then silence: dead after the timeout.
+  FrameHeader h;
+  std::vector<uint8_t> body;
+  ASSERT_TRUE(ours.RecvFrame(&h, &body).ok());
+  EXPECT_EQ(ours.BytesReceived(), kHeaderSize);
+  t += milliseconds(5000);
+  w.Observe(ours, t);
+  EXPECT_TRUE(w.Dead(t)) << "read, and nothing since";
+  w = PeerWatch(milliseconds(1000), t);
+  w.Observe(ours, t);
+  EXPECT_FALSE(w.Dead(t + milliseconds(999)));
+  t += milliseconds(1000);
+  w.Observe(ours, t);
+  EXPECT_TRUE(w.Dead(t));
+  EXPECT_EQ(w.Silent(t).count(), 1000);
+  // Our own sending resets Quiet, not the peer's silence.
+  ASSERT_TRUE(ours.SendFrame(FrameHeader{0, 3, 0, 0}, nullptr, 0).ok());
+  w.Observe(ours, t);
+  EXPECT_FALSE(w.Quiet(t + milliseconds(100), milliseconds(250)));
+  EXPECT_TRUE(w.Dead(t));
 }
 
 }  // namespace
