@@ -245,5 +245,14 @@ _cl_command_queue::~_cl_command_queue() { rgpu::client::Drop(context); }
 
 void _cl_command_queue::WaitReads() {
   std::unique_lock lk(mu);
-  cv.wait(lk, [&] { return pending_reads == 0; });
+  cv.wait(lk, [&] { return pending_reads.empty(); });
+}
+
+void _cl_command_queue::WaitReadsInto(rgpu::client::HostRange r) {
+  std::unique_lock lk(mu);
+  cv.wait(lk, [&] {
+    for (const auto& p : pending_reads)
+      if (p.Overlaps(r)) return false;
+    return true;
+  });
 }

@@ -65,7 +65,10 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   w.u64(m->id);
   w.u64(ctx->id);
   // Host-pointer flags describe client memory; the server allocates device memory only.
-  w.u64(flags & ~kHostPtrFlags);
+  // Host-access flags are rules for the application's commands, checked here; the device
+  // must not know them, since mapping a CL_MEM_HOST_WRITE_ONLY buffer for CL_MAP_WRITE
+  // reads its contents (a host read the device would refuse).
+  w.u64(flags & ~(kHostPtrFlags | kHostAccessFlags));
   w.u64(size);
   w.u64(wants_ptr ? size : 0);
   Status s = ctx->conn->Send(Op::CreateBuffer, body, wants_ptr ? host_ptr : nullptr,
@@ -98,6 +101,15 @@ cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type 
   if (((parent->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
       ((parent->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))))
     return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // CL_INVALID_VALUE if the buffer was created with CL_MEM_HOST_WRITE_ONLY and flags specify
+  // CL_MEM_HOST_READ_ONLY, or if buffer was created with CL_MEM_HOST_READ_ONLY and flags
+  // specify CL_MEM_HOST_WRITE_ONLY, or if buffer was created with CL_MEM_HOST_NO_ACCESS and
+  // flags specify CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_WRITE_ONLY
+  if (((parent->flags & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) ||
+      ((parent->flags & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) ||
+      ((parent->flags & CL_MEM_HOST_NO_ACCESS) &&
+       (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))))
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
   const auto* region = static_cast<const cl_buffer_region*>(info);
   // CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure is 0
   if (region->size == 0) return SetErr(err, CL_INVALID_BUFFER_SIZE), nullptr;
@@ -128,7 +140,7 @@ cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type 
   Writer w(&body);
   w.u64(m->id);
   w.u64(parent->id);
-  w.u64(flags);
+  w.u64(flags & ~kHostAccessFlags);  // checked here, as for buffers
   w.u64(region->origin);
   w.u64(region->size);
   m->context->conn->Send(Op::CreateSubBuffer, body);

@@ -724,15 +724,32 @@ Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
 }
 
 namespace {
-void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks) {
+// The kernel list (docs/protocol.md): names and the argument counts the application sees
+// (a rewritten kernel's hidden argument is not counted), then the shape of each argument.
+void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks,
+                  const slicer::RewrittenProgram* rewrite = nullptr) {
   if (!ks.ok()) {
     w.u32(0);
     return;
   }
+  auto user_args = [&](const KernelDesc& k) {
+    const auto* info = rewrite ? rewrite->FindKernel(k.name) : nullptr;
+    return info ? info->user_arg_count : k.num_args;
+  };
   w.u32(static_cast<uint32_t>(ks.value().size()));
   for (const auto& k : ks.value()) {
     w.str(k.name);
-    w.u32(k.num_args);
+    w.u32(user_args(k));
+  }
+  w.u32(static_cast<uint32_t>(ks.value().size()));
+  for (const auto& k : ks.value()) {
+    uint32_t n = std::min<uint32_t>(user_args(k), static_cast<uint32_t>(k.args.size()));
+    w.u32(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      w.u8(static_cast<uint8_t>(k.args[i].kind));
+      w.u32(k.args[i].size);
+      w.u32(k.args[i].also);
+    }
   }
 }
 }  // namespace
@@ -773,12 +790,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
           e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw).value());
           std::vector<uint8_t> f;
           Writer w(&f);
-          w.u32(static_cast<uint32_t>(ks.value().size()));
-          for (auto& k : ks.value()) {
-            const auto* info = e.rewrite->FindKernel(k.name);
-            w.str(k.name);
-            w.u32(info ? info->user_arg_count : k.num_args);
-          }
+          WriteKernels(w, ks, e.rewrite.get());
           Reply(h, Status::Ok(), f);
           return Status::Ok();
         }
@@ -986,8 +998,13 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
     auto e = Lookup(id, t);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
     void* obj = (*e)->handle;
-    if (family == F::Program && (*e)->rewrite &&
-        (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES)) {
+    // A rewritten program's binaries must not carry the hidden argument, and its build log
+    // must be the device's log of the application's own source (warnings point into it):
+    // both come from the original, built on demand.
+    const bool from_original =
+        (family == F::Program && (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES)) ||
+        (family == F::ProgramBuild && param == CL_PROGRAM_BUILD_LOG);
+    if (from_original && (*e)->rewrite) {
       auto orig = OriginalProgram(**e);
       if (!orig.ok()) return Reply(h, orig.status()), Status::Ok();
       obj = *orig;
