@@ -93,6 +93,7 @@ std::remove_pointer_t<cl_api_clEnqueueMarkerWithWaitList> EnqueueMarkerWithWaitL
 std::remove_pointer_t<cl_api_clEnqueueBarrierWithWaitList> EnqueueBarrierWithWaitList;
 std::remove_pointer_t<cl_api_clCreateCommandQueueWithProperties> CreateCommandQueueWithProperties;
 std::remove_pointer_t<cl_api_clCreateBufferWithProperties> CreateBufferWithProperties;
+std::remove_pointer_t<cl_api_clSetContextDestructorCallback> SetContextDestructorCallback;
 
 namespace {
 
@@ -231,7 +232,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clSetProgramSpecializationConstant = &Unsupported<cl_api_clSetProgramSpecializationConstant>::Fn;
   d.clCreateBufferWithProperties = &CreateBufferWithProperties;
   d.clCreateImageWithProperties = &Unsupported<cl_api_clCreateImageWithProperties>::Fn;
-  d.clSetContextDestructorCallback = &Unsupported<cl_api_clSetContextDestructorCallback>::Fn;
+  d.clSetContextDestructorCallback = &SetContextDestructorCallback;
   return d;
 }
 

@@ -434,6 +434,9 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
     for (bool set : k->arg_set)
       if (!set) return CL_INVALID_KERNEL_ARGS;
   }
+  // Non-uniform work-groups: OpenCL C 2.0+ programs on a device that supports them.
+  const bool non_uniform = k->program->non_uniform_ok &&
+                           q->device->Get<cl_bool>(CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT);
   if (local) {
     size_t total = 1;
     size_t item_max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
@@ -442,8 +445,9 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
       std::memcpy(item_max, it->second.data(), std::min(it->second.size(), sizeof(item_max)));
     for (cl_uint i = 0; i < dims; ++i) {
       // CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and number of work-items
-      // specified by global_work_size is not evenly divisible by local_work_size
-      if (local[i] == 0 || global[i] % local[i]) return CL_INVALID_WORK_GROUP_SIZE;
+      // specified by global_work_size is not evenly divisible by local_work_size (unless the
+      // device and the program allow non-uniform work-groups)
+      if (local[i] == 0 || (!non_uniform && global[i] % local[i])) return CL_INVALID_WORK_GROUP_SIZE;
       // CL_INVALID_WORK_ITEM_SIZE if local_work_size[i] > CL_DEVICE_MAX_WORK_ITEM_SIZES[i]
       if (local[i] > item_max[i]) return CL_INVALID_WORK_ITEM_SIZE;
       total *= local[i];

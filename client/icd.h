@@ -108,6 +108,9 @@ struct _cl_context : rgpu::client::ObjectBase {
   std::vector<cl_context_properties> properties;
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
+  // clSetContextDestructorCallback: run in reverse order once nothing holds the context.
+  std::mutex mu;
+  std::vector<std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>> destructors;  // GUARDED_BY(mu)
   bool HasDevice(cl_device_id d) const;
 };
 
@@ -118,6 +121,7 @@ struct _cl_command_queue : rgpu::client::ObjectBase {
   cl_device_id device = nullptr;
   uint64_t id = 0;
   cl_command_queue_properties properties = 0;
+  std::vector<cl_queue_properties> properties_array;  // as given to ...WithProperties
   // Reads whose data has not reached the application yet, by the host memory they fill
   // (see event.cpp).
   std::mutex mu;
@@ -146,6 +150,7 @@ struct _cl_mem : rgpu::client::ObjectBase {
   void* host_ptr = nullptr;
   cl_mem parent = nullptr;  // sub-buffers
   size_t origin = 0;
+  std::vector<cl_mem_properties> properties;  // as given to clCreateBufferWithProperties
   std::mutex mu;
   std::vector<Mapping> maps;  // GUARDED_BY(mu)
   struct Destructor {
@@ -166,6 +171,9 @@ struct _cl_program : rgpu::client::ObjectBase {
   std::map<std::string, cl_uint> kernels;  // GUARDED_BY(mu): name -> argument count
   std::map<std::string, std::vector<rgpu::client::ArgShape>> arg_shapes;  // GUARDED_BY(mu)
   bool built = false;                      // GUARDED_BY(mu)
+  // Built as OpenCL C 2.0 or newer without -cl-uniform-work-group-size: launches may have
+  // non-uniform work-groups where the device supports them.
+  std::atomic<bool> non_uniform_ok{false};
   std::atomic<int> kernel_count{0};        // live kernels (CL_INVALID_OPERATION on rebuild)
 };
 

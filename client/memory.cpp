@@ -86,7 +86,10 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
 cl_mem CreateBufferWithProperties(cl_context ctx, const cl_mem_properties* props,
                                   cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
   if (props && *props != 0) return SetErr(err, CL_INVALID_PROPERTY), nullptr;
-  return CreateBuffer(ctx, flags, size, host_ptr, err);
+  cl_mem m = CreateBuffer(ctx, flags, size, host_ptr, err);
+  // CL_MEM_PROPERTIES: "an empty list" if properties was NULL, else the list as given.
+  if (m && props) m->properties = {0};
+  return m;
 }
 
 cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
@@ -202,6 +205,10 @@ cl_int GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, s
     case CL_MEM_CONTEXT: return ReturnValue(m->context, size, value, size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT: return ReturnValue(m->parent, size, value, size_ret);
     case CL_MEM_OFFSET: return ReturnValue(m->origin, size, value, size_ret);
+    case CL_MEM_USES_SVM_POINTER: return ReturnValue<cl_bool>(CL_FALSE, size, value, size_ret);
+    case CL_MEM_PROPERTIES:
+      return ReturnInfo(m->properties.data(), m->properties.size() * sizeof(cl_mem_properties),
+                        size, value, size_ret);
     default: return CL_INVALID_VALUE;
   }
 }

@@ -62,6 +62,14 @@ bool DeviceIndices(cl_context ctx, cl_uint n, const cl_device_id* list, std::vec
   return true;
 }
 
+// Whether options build a program whose launches may have non-uniform work-groups: the
+// OpenCL C 2.0+ rule, unless -cl-uniform-work-group-size asks for uniform ones.
+bool AllowsNonUniform(const std::string& options) {
+  const bool cl2 = options.find("-cl-std=CL2.") != std::string::npos ||
+                   options.find("-cl-std=CL3.") != std::string::npos;
+  return cl2 && options.find("-cl-uniform-work-group-size") == std::string::npos;
+}
+
 _cl_program* NewProgram(cl_context ctx) {
   auto* p = new _cl_program();
   p->context = ctx;
@@ -186,6 +194,7 @@ cl_int BuildProgram(cl_program p, cl_uint n, const cl_device_id* list, const cha
   w.str(options ? options : "");
   Reply rep = p->context->conn->Call(Op::BuildProgram, body);
   ReadKernelList(p, rep.reader());
+  p->non_uniform_ok = AllowsNonUniform(options ? options : "");
   if (!rep.status.ok()) {
     std::lock_guard lk(p->mu);
     p->built = false;
@@ -220,6 +229,7 @@ cl_int CompileProgram(cl_program p, cl_uint n, const cl_device_id* list, const c
     w.str(header_names[i] ? header_names[i] : "");
   }
   Reply rep = p->context->conn->Call(Op::CompileProgram, body);
+  p->non_uniform_ok = AllowsNonUniform(options ? options : "");
   if (notify) notify(p, data);
   return rep.status.ok() ? CL_SUCCESS : rep.status.code();
 }
@@ -253,6 +263,10 @@ cl_program LinkProgram(cl_context ctx, cl_uint n, const cl_device_id* list, cons
     return SetErr(err, rep.status.code()), nullptr;
   }
   ReadKernelList(p, rep.reader());
+  // Linked objects keep the language of their compile unless linking asks for uniform groups.
+  bool non_uniform = true;
+  for (cl_uint i = 0; i < num_inputs; ++i) non_uniform = non_uniform && inputs[i]->non_uniform_ok;
+  p->non_uniform_ok = non_uniform && !(options && std::strstr(options, "-cl-uniform-work-group-size"));
   if (notify) notify(p, data);
   SetErr(err, CL_SUCCESS);
   return p;

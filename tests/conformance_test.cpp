@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <mutex>
 #include <numeric>
 #include <regex>
 #include <string>
@@ -402,3 +403,198 @@ TEST_F(Conformance, BuildLogIsTheDevicesOwn) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ OpenCL 3.0 (issue 11, outcome 2)
+
+namespace v30 {
+
+std::vector<uint8_t> DeviceValue(cl_device_id d, cl_device_info p, cl_int* rc) {
+  size_t n = 0;
+  *rc = clGetDeviceInfo(d, p, 0, nullptr, &n);
+  std::vector<uint8_t> v(n);
+  if (*rc == CL_SUCCESS && n) *rc = clGetDeviceInfo(d, p, n, v.data(), nullptr);
+  return v;
+}
+
+template <typename T>
+T Get(cl_device_id d, cl_device_info p) {
+  T v{};
+  clGetDeviceInfo(d, p, sizeof(v), &v, nullptr);
+  return v;
+}
+
+std::string Str(const std::vector<uint8_t>& v) {
+  std::string s(v.begin(), v.end());
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+// What rgpu presents differently from the device, each for a stated reason: images and
+// samplers, sub-devices, built-in kernels, extensions needing entry points it lacks, and the
+// 3.0 features it cannot carry over a network (SVM, pipes, device-side enqueue, sub-groups, IL).
+bool PresentedDifferently(cl_device_info p) {
+  switch (p) {
+    case CL_DEVICE_MAX_READ_IMAGE_ARGS: case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
+    case CL_DEVICE_IMAGE2D_MAX_WIDTH: case CL_DEVICE_IMAGE2D_MAX_HEIGHT:
+    case CL_DEVICE_IMAGE3D_MAX_WIDTH: case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
+    case CL_DEVICE_IMAGE3D_MAX_DEPTH: case CL_DEVICE_IMAGE_SUPPORT: case CL_DEVICE_MAX_SAMPLERS:
+    case CL_DEVICE_PLATFORM: case CL_DEVICE_EXTENSIONS: case CL_DEVICE_BUILT_IN_KERNELS:
+    case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE: case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
+    case CL_DEVICE_PARENT_DEVICE: case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
+    case CL_DEVICE_PARTITION_PROPERTIES: case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
+    case CL_DEVICE_PARTITION_TYPE: case CL_DEVICE_REFERENCE_COUNT:
+    case CL_DEVICE_IMAGE_PITCH_ALIGNMENT: case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
+    case CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS: case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
+    case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE: case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
+    case CL_DEVICE_MAX_ON_DEVICE_QUEUES: case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
+    case CL_DEVICE_SVM_CAPABILITIES: case CL_DEVICE_MAX_PIPE_ARGS:
+    case CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS: case CL_DEVICE_PIPE_MAX_PACKET_SIZE:
+    case CL_DEVICE_IL_VERSION: case CL_DEVICE_MAX_NUM_SUB_GROUPS:
+    case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS: case CL_DEVICE_EXTENSIONS_WITH_VERSION:
+    case CL_DEVICE_ILS_WITH_VERSION: case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
+    case CL_DEVICE_OPENCL_C_FEATURES: case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
+    case CL_DEVICE_PIPE_SUPPORT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace v30
+
+TEST_F(Conformance, DeviceReportsItsOwnVersionAndQueries) {
+  DeviceSetup native;
+  if (PlatformName(dev_.platform).find("rgpu") == std::string::npos || !native.Open("Portable"))
+    GTEST_SKIP() << "compares rgpu with the native device it serves";
+  // Every standard device query answers as the device does, except those rgpu presents
+  // differently for a stated reason.
+  for (cl_device_info p = CL_DEVICE_TYPE; p <= CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED; ++p) {
+    if (v30::PresentedDifferently(p)) continue;
+    cl_int rc, native_rc;
+    auto got = v30::DeviceValue(device_, p, &rc);
+    auto want = v30::DeviceValue(native.device, p, &native_rc);
+    EXPECT_EQ(rc, native_rc) << std::hex << "query 0x" << p;
+    if (rc == CL_SUCCESS && native_rc == CL_SUCCESS)
+      EXPECT_EQ(got, want) << std::hex << "query 0x" << p << ": " << v30::Str(got) << " vs "
+                           << v30::Str(want);
+  }
+  cl_int rc;
+  const std::string version = v30::Str(v30::DeviceValue(device_, CL_DEVICE_VERSION, &rc));
+  EXPECT_EQ(version.rfind("OpenCL 3.0", 0), 0u) << version;
+  // What cannot be carried is absent, the way OpenCL 3.0 allows.
+  EXPECT_EQ(v30::Get<cl_device_svm_capabilities>(device_, CL_DEVICE_SVM_CAPABILITIES), 0u);
+  EXPECT_EQ(v30::Get<cl_bool>(device_, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
+  EXPECT_EQ(v30::Get<cl_device_device_enqueue_capabilities>(device_, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0u);
+  EXPECT_EQ(v30::Get<cl_uint>(device_, CL_DEVICE_MAX_NUM_SUB_GROUPS), 0u);
+  EXPECT_EQ(v30::Get<cl_bool>(device_, CL_DEVICE_IMAGE_SUPPORT), CL_FALSE);
+  const std::string features = [&] {
+    std::string s;
+    auto v = v30::DeviceValue(device_, CL_DEVICE_OPENCL_C_FEATURES, &rc);
+    for (size_t at = 0; at + sizeof(cl_name_version) <= v.size(); at += sizeof(cl_name_version))
+      s += std::string(reinterpret_cast<const cl_name_version*>(v.data() + at)->name) + " ";
+    return s;
+  }();
+  for (const char* f : {"__opencl_c_pipes", "__opencl_c_device_enqueue", "__opencl_c_images",
+                        "__opencl_c_subgroups"})
+    EXPECT_EQ(features.find(f), std::string::npos) << f;
+  // The platform carries OpenCL 3.0.
+  cl_version pv = 0;
+  EXPECT_EQ(clGetPlatformInfo(dev_.platform, CL_PLATFORM_NUMERIC_VERSION, sizeof(pv), &pv, nullptr), CL_SUCCESS);
+  EXPECT_EQ(pv, CL_MAKE_VERSION(3, 0, 0));
+}
+
+TEST_F(Conformance, ObjectQueriesOfOpenCL30) {
+  cl_int err;
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue q = clCreateCommandQueueWithProperties(ctx_, device_, props, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_queue_properties back[3] = {};
+  size_t n = 0;
+  EXPECT_EQ(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, sizeof(back), back, &n), CL_SUCCESS);
+  EXPECT_EQ(n, sizeof(props));
+  EXPECT_EQ(back[1], props[1]);
+  cl_command_queue def = q;
+  EXPECT_EQ(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE_DEFAULT, sizeof(def), &def, nullptr), CL_SUCCESS);
+  EXPECT_EQ(def, nullptr);
+  clReleaseCommandQueue(q);
+  cl_mem m = Buffer(64, CL_MEM_READ_WRITE);
+  cl_bool svm = CL_TRUE;
+  EXPECT_EQ(clGetMemObjectInfo(m, CL_MEM_USES_SVM_POINTER, sizeof(svm), &svm, nullptr), CL_SUCCESS);
+  EXPECT_EQ(svm, CL_FALSE);
+  EXPECT_EQ(clGetMemObjectInfo(m, CL_MEM_PROPERTIES, 0, nullptr, &n), CL_SUCCESS);
+  EXPECT_EQ(n, 0u);
+  clReleaseMemObject(m);
+  // Program-scope global variables: the total size query answers (0 without any).
+  cl_program p = Build(kAddOne);
+  size_t total = 1;
+  EXPECT_EQ(clGetProgramBuildInfo(p, device_, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                  sizeof(total), &total, nullptr), CL_SUCCESS);
+  EXPECT_EQ(total, 0u);
+  clReleaseProgram(p);
+  // IL programs only where the device takes an IL.
+  cl_int rc;
+  const std::string il = v30::Str(v30::DeviceValue(device_, CL_DEVICE_IL_VERSION, &rc));
+  if (il.empty()) {
+    const uint32_t junk[4] = {0x07230203, 0, 0, 0};
+    // The spec says CL_INVALID_OPERATION; PoCL answers CL_INVALID_VALUE. rgpu does not ask
+    // the device here (IL is not carried), so only the refusal itself is common to both.
+    EXPECT_EQ(clCreateProgramWithIL(ctx_, junk, sizeof(junk), &err), nullptr);
+    EXPECT_NE(err, CL_SUCCESS);
+  }
+}
+
+TEST_F(Conformance, ContextDestructorCallbacksRunInReverseOrder) {
+  struct Log {
+    std::mutex mu;
+    std::vector<int> order;
+  } log;
+  struct Tagged {
+    Log* log;
+    int tag;
+  } first{&log, 1}, second{&log, 2};
+  auto record = [](cl_context, void* d) {
+    auto* t = static_cast<Tagged*>(d);
+    std::lock_guard lk(t->log->mu);
+    t->log->order.push_back(t->tag);
+  };
+  cl_int err;
+  cl_context c = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  ASSERT_EQ(clSetContextDestructorCallback(c, record, &first), CL_SUCCESS);
+  ASSERT_EQ(clSetContextDestructorCallback(c, record, &second), CL_SUCCESS);
+  EXPECT_EQ(clSetContextDestructorCallback(c, nullptr, nullptr), CL_INVALID_VALUE);
+  clReleaseContext(c);
+  clReleaseMemObject(m);  // the context goes with its last object
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lk(log.mu);
+      if (log.order.size() == 2) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::lock_guard lk(log.mu);
+  EXPECT_EQ(log.order, (std::vector<int>{2, 1}));
+}
+
+TEST_F(Conformance, NonUniformWorkGroupsWhereTheDeviceHasThem) {
+  if (!v30::Get<cl_bool>(device_, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT))
+    GTEST_SKIP() << "the device has no non-uniform work-groups";
+  const char* src =
+      "__kernel void sizes(__global int* out) { out[get_global_id(0)] = (int)get_local_size(0); }";
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx_, 1, &src, nullptr, &err);
+  ASSERT_EQ(clBuildProgram(p, 1, &device_, "-cl-std=CL3.0", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "sizes", &err);
+  cl_mem out = Buffer(100 * 4, CL_MEM_READ_WRITE);
+  clSetKernelArg(k, 0, sizeof(cl_mem), &out);
+  size_t global = 100, local = 32;
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &global, &local, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<int> v(100);
+  clEnqueueReadBuffer(q_, out, CL_TRUE, 0, 400, v.data(), 0, nullptr, nullptr);
+  EXPECT_EQ(v[0], 32);
+  EXPECT_EQ(v[99], 4);  // the last group holds the remainder
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
