@@ -94,6 +94,7 @@ std::remove_pointer_t<cl_api_clEnqueueBarrierWithWaitList> EnqueueBarrierWithWai
 std::remove_pointer_t<cl_api_clCreateCommandQueueWithProperties> CreateCommandQueueWithProperties;
 std::remove_pointer_t<cl_api_clCreateBufferWithProperties> CreateBufferWithProperties;
 std::remove_pointer_t<cl_api_clSetContextDestructorCallback> SetContextDestructorCallback;
+std::remove_pointer_t<cl_api_clCloneKernel> CloneKernel;
 
 namespace {
 
@@ -221,7 +222,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clSetKernelArgSVMPointer = &Unsupported<cl_api_clSetKernelArgSVMPointer>::Fn;
   d.clSetKernelExecInfo = &Unsupported<cl_api_clSetKernelExecInfo>::Fn;
   d.clGetKernelSubGroupInfoKHR = &Unsupported<cl_api_clGetKernelSubGroupInfoKHR>::Fn;
-  d.clCloneKernel = &Unsupported<cl_api_clCloneKernel>::Fn;
+  d.clCloneKernel = &CloneKernel;
   d.clCreateProgramWithIL = &Unsupported<cl_api_clCreateProgramWithIL>::Fn;
   d.clEnqueueSVMMigrateMem = &Unsupported<cl_api_clEnqueueSVMMigrateMem>::Fn;
   d.clGetDeviceAndHostTimer = &Unsupported<cl_api_clGetDeviceAndHostTimer>::Fn;

@@ -424,6 +424,31 @@ cl_int CheckArgAgainstDevice(const ArgShape& shape, size_t size, const void* val
 }
 }  // namespace
 
+cl_kernel CloneKernel(cl_kernel source, cl_int* err) {
+  // CL_INVALID_KERNEL if kernel is not a valid kernel object
+  if (!ValidKernel(source)) return SetErr(err, CL_INVALID_KERNEL), nullptr;
+  cl_program p = source->program;
+  auto* k = new _cl_kernel();
+  k->program = p;
+  Hold(p);
+  p->kernel_count++;
+  k->name = source->name;
+  k->num_args = source->num_args;
+  k->arg_shapes = source->arg_shapes;
+  {
+    std::lock_guard lk(source->mu);
+    k->arg_set = source->arg_set;
+  }
+  k->id = p->context->conn->NewId();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(k->id);
+  w.u64(source->id);
+  p->context->conn->Send(Op::CloneKernel, body);
+  SetErr(err, CL_SUCCESS);
+  return k;
+}
+
 cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) {
   if (!ValidKernel(k)) return CL_INVALID_KERNEL;
   // CL_INVALID_ARG_INDEX if arg_index is not a valid argument index

@@ -52,6 +52,7 @@ enum FrameFlags : uint16_t {
   X(CreateUserEvent, 21)            \
   X(SetUserEventStatus, 22)         \
   X(Release, 23)                    \
+  X(CloneKernel, 24)                \
   X(GetInfo, 30)                    \
   X(GetEventProfiling, 31)          \
   X(PutData, 40)                    \

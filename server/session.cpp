@@ -366,6 +366,7 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
     case Op::CompileProgram: return CompileProgram(h, r);
     case Op::LinkProgram: return LinkProgram(h, r);
     case Op::CreateKernel: return CreateKernel(r);
+    case Op::CloneKernel: return CloneKernel(r);
     case Op::SetKernelArg: return SetKernelArg(r);
     case Op::CreateUserEvent: return CreateUserEvent(r);
     case Op::SetUserEventStatus: return SetUserEventStatus(r);
@@ -890,6 +891,35 @@ Status Session::CreateKernel(Reader& r) {
   if ((*p)->rewrite) {
     e.kernel_rewrite = (*p)->rewrite;
     e.slice_info = e.kernel_rewrite->FindKernel(name);
+  }
+  return InsertOwned(id, std::move(e));
+}
+
+// clCloneKernel: a new kernel of the same program and name with the source's arguments
+// (they are applied at launch, so copying the session's record copies them).
+Status Session::CloneKernel(Reader& r) {
+  uint64_t id = r.u64(), source_id = r.u64();
+  if (!r.done()) return Status::Protocol("malformed CloneKernel");
+  auto src = Lookup(source_id, ObjType::Kernel);
+  if (!src.ok()) return AsyncFailure(Op::CloneKernel, id, src.status()), Status::Ok();
+  const Entry& s = **src;
+  auto p = Lookup(s.parent, ObjType::Program);
+  if (!p.ok()) return AsyncFailure(Op::CloneKernel, id, p.status()), Status::Ok();
+  auto* prog = static_cast<BkProgram*>((*p)->handle);
+  auto k = server_->backend().CreateKernel(prog, s.kernel_name);
+  if (!k.ok()) return AsyncFailure(Op::CloneKernel, id, k.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Kernel;
+  e.handle = *k;
+  e.parent = s.parent;
+  e.kernel_name = s.kernel_name;
+  e.args = s.args;
+  e.arg_mem_ids = s.arg_mem_ids;
+  e.kernel_rewrite = s.kernel_rewrite;
+  e.slice_info = s.slice_info;
+  if (s.sched_kernel) {
+    auto sk = server_->backend().CreateKernel(prog, s.kernel_name);
+    if (sk.ok()) e.sched_kernel = *sk;
   }
   return InsertOwned(id, std::move(e));
 }

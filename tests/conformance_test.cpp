@@ -598,3 +598,36 @@ TEST_F(Conformance, NonUniformWorkGroupsWhereTheDeviceHasThem) {
   clReleaseKernel(k);
   clReleaseProgram(p);
 }
+
+TEST_F(Conformance, CloneKernelKeepsTheArgumentsSetSoFar) {
+  cl_program p = Build("__kernel void put(__global int* out, int v) { out[get_global_id(0)] = v; }");
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "put", &err);
+  cl_mem a = Buffer(16, CL_MEM_READ_WRITE), b = Buffer(16, CL_MEM_READ_WRITE);
+  int seven = 7, nine = 9;
+  clSetKernelArg(k, 0, sizeof(cl_mem), &a);
+  clSetKernelArg(k, 1, sizeof(int), &seven);
+  cl_kernel c = clCloneKernel(k, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  // Changing the source's arguments afterwards leaves the clone's alone.
+  clSetKernelArg(k, 0, sizeof(cl_mem), &b);
+  clSetKernelArg(k, 1, sizeof(int), &nine);
+  size_t g = 4;
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, c, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  int va[4] = {}, vb[4] = {};
+  clEnqueueReadBuffer(q_, a, CL_TRUE, 0, 16, va, 0, nullptr, nullptr);
+  clEnqueueReadBuffer(q_, b, CL_TRUE, 0, 16, vb, 0, nullptr, nullptr);
+  EXPECT_EQ(va[3], 7);
+  EXPECT_EQ(vb[3], 9);
+  char name[16] = {};
+  clGetKernelInfo(c, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, nullptr);
+  EXPECT_STREQ(name, "put");
+  EXPECT_EQ(clCloneKernel(nullptr, &err), nullptr);
+  EXPECT_EQ(err, CL_INVALID_KERNEL);
+  clReleaseKernel(c);
+  clReleaseKernel(k);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseProgram(p);
+}
