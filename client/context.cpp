@@ -121,6 +121,16 @@ cl_int GetContextInfo(cl_context c, cl_context_info param, size_t size, void* va
   }
 }
 
+cl_int SetContextDestructorCallback(cl_context c, void(CL_CALLBACK* fn)(cl_context, void*),
+                                    void* data) {
+  if (!ValidContext(c)) return CL_INVALID_CONTEXT;
+  // CL_INVALID_VALUE if pfn_notify is NULL
+  if (!fn) return CL_INVALID_VALUE;
+  std::lock_guard lk(c->mu);
+  c->destructors.emplace_back(fn, data);
+  return CL_SUCCESS;
+}
+
 void ContextNotify(cl_context c, const std::string& msg) {
   if (c && c->notify) c->notify(msg.c_str(), nullptr, 0, c->notify_data);
 }
@@ -165,12 +175,18 @@ cl_command_queue CreateCommandQueue(cl_context ctx, cl_device_id dev,
 cl_command_queue CreateCommandQueueWithProperties(cl_context ctx, cl_device_id dev,
                                                   const cl_queue_properties* props, cl_int* err) {
   cl_command_queue_properties p = 0;
-  if (props)
+  std::vector<cl_queue_properties> array;
+  if (props) {
     for (const cl_queue_properties* x = props; *x; x += 2) {
       if (x[0] == CL_QUEUE_PROPERTIES) p = x[1];
       else return SetErr(err, CL_INVALID_VALUE), nullptr;
+      array.insert(array.end(), {x[0], x[1]});
     }
-  return CreateQueueImpl(ctx, dev, p, err);
+    array.push_back(0);
+  }
+  cl_command_queue q = CreateQueueImpl(ctx, dev, p, err);
+  if (q) q->properties_array = std::move(array);
+  return q;
 }
 
 
@@ -200,6 +216,16 @@ cl_int GetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param, size
     case CL_QUEUE_REFERENCE_COUNT:
       return ReturnValue<cl_uint>(q->app_refs.load(), size, value, size_ret);
     case CL_QUEUE_PROPERTIES: return ReturnValue(q->properties, size, value, size_ret);
+    case CL_QUEUE_PROPERTIES_ARRAY:
+      return ReturnInfo(q->properties_array.data(),
+                        q->properties_array.size() * sizeof(cl_queue_properties), size, value,
+                        size_ret);
+    // Host queues only (no device-side enqueue): no default device queue.
+    case CL_QUEUE_DEVICE_DEFAULT:
+      return ReturnValue<cl_command_queue>(nullptr, size, value, size_ret);
+    // CL_INVALID_COMMAND_QUEUE if command_queue is not a valid command-queue for param_name
+    // (CL_QUEUE_SIZE is defined for device queues only)
+    case CL_QUEUE_SIZE: return CL_INVALID_COMMAND_QUEUE;
     default: return CL_INVALID_VALUE;
   }
 }
@@ -233,7 +259,12 @@ cl_int Finish(cl_command_queue q) {
 
 }  // namespace rgpu::client
 
-_cl_context::~_cl_context() = default;
+_cl_context::~_cl_context() {
+  // The error callback is not called once a destructor callback has been (the spec's words);
+  // the context is gone for the application when the last of its objects is.
+  notify = nullptr;
+  for (auto it = destructors.rbegin(); it != destructors.rend(); ++it) it->first(this, it->second);
+}
 
 bool _cl_context::HasDevice(cl_device_id d) const {
   for (auto* x : devices)
@@ -245,5 +276,14 @@ _cl_command_queue::~_cl_command_queue() { rgpu::client::Drop(context); }
 
 void _cl_command_queue::WaitReads() {
   std::unique_lock lk(mu);
-  cv.wait(lk, [&] { return pending_reads == 0; });
+  cv.wait(lk, [&] { return pending_reads.empty(); });
+}
+
+void _cl_command_queue::WaitReadsInto(rgpu::client::HostRange r) {
+  std::unique_lock lk(mu);
+  cv.wait(lk, [&] {
+    for (const auto& p : pending_reads)
+      if (p.Overlaps(r)) return false;
+    return true;
+  });
 }

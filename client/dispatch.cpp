@@ -93,6 +93,8 @@ std::remove_pointer_t<cl_api_clEnqueueMarkerWithWaitList> EnqueueMarkerWithWaitL
 std::remove_pointer_t<cl_api_clEnqueueBarrierWithWaitList> EnqueueBarrierWithWaitList;
 std::remove_pointer_t<cl_api_clCreateCommandQueueWithProperties> CreateCommandQueueWithProperties;
 std::remove_pointer_t<cl_api_clCreateBufferWithProperties> CreateBufferWithProperties;
+std::remove_pointer_t<cl_api_clSetContextDestructorCallback> SetContextDestructorCallback;
+std::remove_pointer_t<cl_api_clCloneKernel> CloneKernel;
 
 namespace {
 
@@ -220,7 +222,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clSetKernelArgSVMPointer = &Unsupported<cl_api_clSetKernelArgSVMPointer>::Fn;
   d.clSetKernelExecInfo = &Unsupported<cl_api_clSetKernelExecInfo>::Fn;
   d.clGetKernelSubGroupInfoKHR = &Unsupported<cl_api_clGetKernelSubGroupInfoKHR>::Fn;
-  d.clCloneKernel = &Unsupported<cl_api_clCloneKernel>::Fn;
+  d.clCloneKernel = &CloneKernel;
   d.clCreateProgramWithIL = &Unsupported<cl_api_clCreateProgramWithIL>::Fn;
   d.clEnqueueSVMMigrateMem = &Unsupported<cl_api_clEnqueueSVMMigrateMem>::Fn;
   d.clGetDeviceAndHostTimer = &Unsupported<cl_api_clGetDeviceAndHostTimer>::Fn;
@@ -231,7 +233,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clSetProgramSpecializationConstant = &Unsupported<cl_api_clSetProgramSpecializationConstant>::Fn;
   d.clCreateBufferWithProperties = &CreateBufferWithProperties;
   d.clCreateImageWithProperties = &Unsupported<cl_api_clCreateImageWithProperties>::Fn;
-  d.clSetContextDestructorCallback = &Unsupported<cl_api_clSetContextDestructorCallback>::Fn;
+  d.clSetContextDestructorCallback = &SetContextDestructorCallback;
   return d;
 }
 

@@ -50,7 +50,7 @@ struct LinearSink : ReadSink {
   void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(dst + off, p, len); }
   uint8_t* Direct(size_t off, size_t) override { return dst + off; }
   void Done(const Status& s) override {
-    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
+    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code(), ev->read_into);
     Drop(ev);
     Drop(q);
   }
@@ -78,16 +78,17 @@ struct RectSink : ReadSink {
           src += region[0];
         }
     }
-    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
+    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code(), ev->read_into);
     Drop(ev);
     Drop(q);
   }
 };
 
 // The event that stands for a read: the application's (if it asked) or a private one.
-cl_event ReadEvent(Command& c, cl_command_type type, cl_event* event) {
+cl_event ReadEvent(Command& c, cl_command_type type, cl_event* event, HostRange into) {
   cl_event e = NewEvent(c.q, type, c.event_id);
   e->is_read = true;
+  e->read_into = into;
   if (!event) e->app_refs = 0;  // private: only our references keep it
   return e;
 }
@@ -96,7 +97,7 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
                  cl_command_type type, cl_event* event) {
   {
     std::lock_guard lk(c.q->mu);
-    ++c.q->pending_reads;
+    c.q->pending_reads.push_back(e->read_into);
   }
   Hold(e);
   Hold(c.q);
@@ -141,24 +142,37 @@ void PutTriple(Writer& w, const size_t* v) {
 
 }  // namespace
 
-cl_int EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t size,
-                         void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
+namespace {
+// A read without the host-access rule: clEnqueueMapBuffer reads a CL_MEM_HOST_WRITE_ONLY
+// buffer for CL_MAP_WRITE (the mapped region must show the buffer's contents).
+cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t size,
+                  void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
   Command c;
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
-  if (cl_int rc = CheckMem(q, m); rc != CL_SUCCESS) return rc;
-  // CL_INVALID_VALUE if the region being read is out of bounds, or ptr is NULL or size is 0
-  if (!InBounds(m, off, size) || !ptr || size == 0) return CL_INVALID_VALUE;
-  if (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
   c.w.u64(m->id);
   c.w.u64(off);
   c.w.u64(size);
-  cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event);
+  cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
   auto sink = std::make_shared<LinearSink>();
   sink->size = size;
   sink->dst = static_cast<uint8_t*>(ptr);
   sink->ev = e;
   sink->q = q;
   return StartRead(c, Op::ReadBuffer, sink, e, blocking, CL_COMMAND_READ_BUFFER, event);
+}
+}  // namespace
+
+cl_int EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t size,
+                         void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
+  if (!ValidQueue(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (cl_int rc = CheckWaitList(q->context, n, list); rc != CL_SUCCESS) return rc;
+  if (cl_int rc = CheckMem(q, m); rc != CL_SUCCESS) return rc;
+  // CL_INVALID_VALUE if the region being read is out of bounds, or ptr is NULL or size is 0
+  if (!InBounds(m, off, size) || !ptr || size == 0) return CL_INVALID_VALUE;
+  // CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has been created
+  // with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS
+  if (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  return ReadBuffer(q, m, blocking, off, size, ptr, n, list, event);
 }
 
 cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t size,
@@ -167,10 +181,12 @@ cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
   if (cl_int rc = CheckMem(q, m); rc != CL_SUCCESS) return rc;
   if (!InBounds(m, off, size) || !ptr || size == 0) return CL_INVALID_VALUE;
+  // CL_INVALID_OPERATION if clEnqueueWriteBuffer is called on buffer which has been created
+  // with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS
   if (m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
   // The data is copied now, so what the application wrote must be there: earlier reads into
   // this memory have to land first.
-  WaitHostReads(q, n, list);
+  WaitHostReads(q, n, list, RangeOf(ptr, size));
   c.w.u64(m->id);
   c.w.u64(off);
   c.w.u64(size);
@@ -213,12 +229,16 @@ cl_int EnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
       !RectArgsValid(host_origin, region, host_row, host_slice))
     return CL_INVALID_VALUE;
   if (RectExtent(buffer_origin, region, buffer_row, buffer_slice) > m->size) return CL_INVALID_VALUE;
+  // CL_INVALID_OPERATION if clEnqueueReadBufferRect is called on buffer which has been
+  // created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS
+  if (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
   c.w.u64(m->id);
   PutTriple(c.w, buffer_origin);
   PutTriple(c.w, region);
   c.w.u64(buffer_row);
   c.w.u64(buffer_slice);
-  cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER_RECT, event);
+  cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER_RECT, event,
+                         RangeOf(ptr, RectExtent(host_origin, region, host_row, host_slice)));
   auto sink = std::make_shared<RectSink>();
   sink->size = region[0] * region[1] * region[2];
   sink->packed.resize(sink->size);
@@ -244,7 +264,10 @@ cl_int EnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
       !RectArgsValid(host_origin, region, host_row, host_slice))
     return CL_INVALID_VALUE;
   if (RectExtent(buffer_origin, region, buffer_row, buffer_slice) > m->size) return CL_INVALID_VALUE;
-  WaitHostReads(q, n, list);
+  // CL_INVALID_OPERATION if clEnqueueWriteBufferRect is called on buffer which has been
+  // created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS
+  if (m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
+  WaitHostReads(q, n, list, RangeOf(ptr, RectExtent(host_origin, region, host_row, host_slice)));
   // Pack the host rectangle tightly; the server writes it with pitches equal to the region.
   std::vector<uint8_t> packed(region[0] * region[1] * region[2]);
   uint8_t* out = packed.data();
@@ -328,6 +351,15 @@ void* EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, cl_map_fl
   if (!InBounds(m, off, size) || size == 0 || (flags & ~known) ||
       ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
     return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_WRITE_ONLY or
+  // CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags
+  if ((m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) && (flags & CL_MAP_READ))
+    return SetErr(err, CL_INVALID_OPERATION), nullptr;
+  // CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_READ_ONLY or
+  // CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION is set in map_flags
+  if ((m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) &&
+      (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
+    return SetErr(err, CL_INVALID_OPERATION), nullptr;
   bool owned = m->host_ptr == nullptr;
   void* ptr = owned ? std::aligned_alloc(4096, (size + 4095) / 4096 * 4096)
                     : static_cast<char*>(m->host_ptr) + off;
@@ -341,7 +373,7 @@ void* EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, cl_map_fl
     if (blocking && rc == CL_SUCCESS) rc = WaitEvents(n, list) == CL_SUCCESS ? CL_SUCCESS
                                                                          : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   } else {
-    rc = EnqueueReadBuffer(q, m, blocking, off, size, ptr, n, list, event);
+    rc = ReadBuffer(q, m, blocking, off, size, ptr, n, list, event);
     if (rc == CL_SUCCESS && event) (*event)->type = CL_COMMAND_MAP_BUFFER;
   }
   if (rc != CL_SUCCESS) {
@@ -402,6 +434,9 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
     for (bool set : k->arg_set)
       if (!set) return CL_INVALID_KERNEL_ARGS;
   }
+  // Non-uniform work-groups: OpenCL C 2.0+ programs on a device that supports them.
+  const bool non_uniform = k->program->non_uniform_ok &&
+                           q->device->Get<cl_bool>(CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT);
   if (local) {
     size_t total = 1;
     size_t item_max[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
@@ -410,8 +445,9 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
       std::memcpy(item_max, it->second.data(), std::min(it->second.size(), sizeof(item_max)));
     for (cl_uint i = 0; i < dims; ++i) {
       // CL_INVALID_WORK_GROUP_SIZE if local_work_size is specified and number of work-items
-      // specified by global_work_size is not evenly divisible by local_work_size
-      if (local[i] == 0 || global[i] % local[i]) return CL_INVALID_WORK_GROUP_SIZE;
+      // specified by global_work_size is not evenly divisible by local_work_size (unless the
+      // device and the program allow non-uniform work-groups)
+      if (local[i] == 0 || (!non_uniform && global[i] % local[i])) return CL_INVALID_WORK_GROUP_SIZE;
       // CL_INVALID_WORK_ITEM_SIZE if local_work_size[i] > CL_DEVICE_MAX_WORK_ITEM_SIZES[i]
       if (local[i] > item_max[i]) return CL_INVALID_WORK_ITEM_SIZE;
       total *= local[i];

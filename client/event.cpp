@@ -2,6 +2,7 @@
 //
 // An event's state lives on the server; we keep what we learn of it. A read's event also has
 // a local half: it is complete only when its data has landed in host memory.
+#include <algorithm>
 #include <deque>
 #include <thread>
 
@@ -133,7 +134,7 @@ cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id) {
 }
 
 
-void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status, HostRange into) {
   if (e) {
     bool run = false;
     {
@@ -149,7 +150,8 @@ void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
   }
   if (q) {
     std::lock_guard lk(q->mu);
-    --q->pending_reads;
+    auto it = std::find(q->pending_reads.begin(), q->pending_reads.end(), into);
+    if (it != q->pending_reads.end()) q->pending_reads.erase(it);
     q->cv.notify_all();
   }
 }
@@ -175,11 +177,14 @@ void PutCommandHeader(Writer& w, cl_command_queue q, uint64_t event_id, cl_uint 
   for (cl_uint i = 0; i < n; ++i) w.u64(list[i]->id);
 }
 
-void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list) {
-  if (q && !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) q->WaitReads();
+void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list, HostRange data) {
+  // Only reads into the memory this write takes its data from matter: waiting for any other
+  // would block the application where the device would not (a read gated on a user event
+  // that another thread completes later).
+  if (q && !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) q->WaitReadsInto(data);
   for (cl_uint i = 0; i < n; ++i) {
     cl_event e = list[i];
-    if (!e->is_read) continue;
+    if (!e->is_read || !e->read_into.Overlaps(data)) continue;
     std::unique_lock lk(e->mu);
     e->cv.wait(lk, [&] { return e->landed; });
   }

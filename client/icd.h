@@ -27,6 +27,26 @@ namespace rgpu::client {
 
 extern cl_icd_dispatch g_dispatch;
 
+// Host memory [begin, end) that a read fills or a write takes its data from.
+struct HostRange {
+  uintptr_t begin = 0, end = 0;
+  bool Overlaps(const HostRange& o) const { return begin < o.end && o.begin < end; }
+  bool operator==(const HostRange&) const = default;
+};
+// How the device takes one kernel argument (server/backend/backend.h ArgShape, the kernel
+// list in docs/protocol.md): clSetKernelArg checks against it without a round trip.
+struct ArgShape {
+  enum Kind : uint8_t { Unchecked = 0, Value = 1, Mem = 2, Local = 3 };
+  uint8_t kind = Unchecked;
+  uint32_t size = 0;
+  uint32_t also = 0;  // a second size the device takes (0: none)
+};
+
+inline HostRange RangeOf(const void* p, size_t len) {
+  auto b = reinterpret_cast<uintptr_t>(p);
+  return {b, b + len};
+}
+
 enum class Tag : uint32_t {
   Platform = 0x52504c54,
   Device = 0x52444556,
@@ -88,6 +108,9 @@ struct _cl_context : rgpu::client::ObjectBase {
   std::vector<cl_context_properties> properties;
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
+  // clSetContextDestructorCallback: run in reverse order once nothing holds the context.
+  std::mutex mu;
+  std::vector<std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>> destructors;  // GUARDED_BY(mu)
   bool HasDevice(cl_device_id d) const;
 };
 
@@ -98,11 +121,15 @@ struct _cl_command_queue : rgpu::client::ObjectBase {
   cl_device_id device = nullptr;
   uint64_t id = 0;
   cl_command_queue_properties properties = 0;
-  // Reads whose data has not reached the application yet (see event.cpp).
+  std::vector<cl_queue_properties> properties_array;  // as given to ...WithProperties
+  // Reads whose data has not reached the application yet, by the host memory they fill
+  // (see event.cpp).
   std::mutex mu;
   std::condition_variable cv;
-  int pending_reads = 0;  // GUARDED_BY(mu)
+  std::vector<rgpu::client::HostRange> pending_reads;  // GUARDED_BY(mu)
   void WaitReads();
+  // Waits only for the reads that fill memory overlapping [p, p + len).
+  void WaitReadsInto(rgpu::client::HostRange r);
   rgpu::client::Connection& conn() const { return *context->conn; }
 };
 
@@ -123,6 +150,7 @@ struct _cl_mem : rgpu::client::ObjectBase {
   void* host_ptr = nullptr;
   cl_mem parent = nullptr;  // sub-buffers
   size_t origin = 0;
+  std::vector<cl_mem_properties> properties;  // as given to clCreateBufferWithProperties
   std::mutex mu;
   std::vector<Mapping> maps;  // GUARDED_BY(mu)
   struct Destructor {
@@ -141,7 +169,11 @@ struct _cl_program : rgpu::client::ObjectBase {
   bool from_binary = false;
   std::mutex mu;
   std::map<std::string, cl_uint> kernels;  // GUARDED_BY(mu): name -> argument count
+  std::map<std::string, std::vector<rgpu::client::ArgShape>> arg_shapes;  // GUARDED_BY(mu)
   bool built = false;                      // GUARDED_BY(mu)
+  // Built as OpenCL C 2.0 or newer without -cl-uniform-work-group-size: launches may have
+  // non-uniform work-groups where the device supports them.
+  std::atomic<bool> non_uniform_ok{false};
   std::atomic<int> kernel_count{0};        // live kernels (CL_INVALID_OPERATION on rebuild)
 };
 
@@ -152,6 +184,7 @@ struct _cl_kernel : rgpu::client::ObjectBase {
   uint64_t id = 0;
   std::string name;
   cl_uint num_args = 0;
+  std::vector<rgpu::client::ArgShape> arg_shapes;  // as the device checks them; may be short
   std::mutex mu;
   std::vector<bool> arg_set;  // GUARDED_BY(mu)
 };
@@ -168,6 +201,7 @@ struct _cl_event : rgpu::client::ObjectBase {
   std::mutex mu;
   std::condition_variable cv;
   bool is_read = false;           // set before the event is shared
+  rgpu::client::HostRange read_into;  // a read's host memory; set before the event is shared
   bool landed = false;            // GUARDED_BY(mu)
   std::atomic<bool> landed_hint{false};  // set with `landed`: lets a blocked reader spin first
   cl_int local_status = 1;        // GUARDED_BY(mu); >0 = unknown, else CL_COMPLETE or error
@@ -228,11 +262,12 @@ void PutCommandHeader(proto::Writer& w, cl_command_queue q, uint64_t event_id, c
 // Makes the event object an enqueue returns (when the application asked for one).
 cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id);
 // Waits until every read this command could overlap has landed in host memory.
-void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list);
+// (A write takes its data at enqueue; a read filling that memory natively lands first.)
+void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list, HostRange data);
 // Waits for an event locally (data landed) and remotely (device finished).
 cl_int WaitEvents(cl_uint n, const cl_event* list);
 // Marks a read's data as landed (or failed) and runs what waited for it.
-void ReadLanded(cl_event e, cl_command_queue q, cl_int status);
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status, HostRange into);
 void ContextNotify(cl_context c, const std::string& msg);
 // Tells the server the application let go of an object (its last application reference).
 void SendRelease(Connection& conn, proto::ObjType type, uint64_t id);

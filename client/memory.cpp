@@ -65,7 +65,10 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   w.u64(m->id);
   w.u64(ctx->id);
   // Host-pointer flags describe client memory; the server allocates device memory only.
-  w.u64(flags & ~kHostPtrFlags);
+  // Host-access flags are rules for the application's commands, checked here; the device
+  // must not know them, since mapping a CL_MEM_HOST_WRITE_ONLY buffer for CL_MAP_WRITE
+  // reads its contents (a host read the device would refuse).
+  w.u64(flags & ~(kHostPtrFlags | kHostAccessFlags));
   w.u64(size);
   w.u64(wants_ptr ? size : 0);
   Status s = ctx->conn->Send(Op::CreateBuffer, body, wants_ptr ? host_ptr : nullptr,
@@ -83,7 +86,10 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
 cl_mem CreateBufferWithProperties(cl_context ctx, const cl_mem_properties* props,
                                   cl_mem_flags flags, size_t size, void* host_ptr, cl_int* err) {
   if (props && *props != 0) return SetErr(err, CL_INVALID_PROPERTY), nullptr;
-  return CreateBuffer(ctx, flags, size, host_ptr, err);
+  cl_mem m = CreateBuffer(ctx, flags, size, host_ptr, err);
+  // CL_MEM_PROPERTIES: "an empty list" if properties was NULL, else the list as given.
+  if (m && props) m->properties = {0};
+  return m;
 }
 
 cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type,
@@ -97,6 +103,15 @@ cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type 
   // Access flags the parent forbids are invalid (a write-only sub-buffer of a read-only one).
   if (((parent->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
       ((parent->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))))
+    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  // CL_INVALID_VALUE if the buffer was created with CL_MEM_HOST_WRITE_ONLY and flags specify
+  // CL_MEM_HOST_READ_ONLY, or if buffer was created with CL_MEM_HOST_READ_ONLY and flags
+  // specify CL_MEM_HOST_WRITE_ONLY, or if buffer was created with CL_MEM_HOST_NO_ACCESS and
+  // flags specify CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_WRITE_ONLY
+  if (((parent->flags & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) ||
+      ((parent->flags & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) ||
+      ((parent->flags & CL_MEM_HOST_NO_ACCESS) &&
+       (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY))))
     return SetErr(err, CL_INVALID_VALUE), nullptr;
   const auto* region = static_cast<const cl_buffer_region*>(info);
   // CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure is 0
@@ -128,7 +143,7 @@ cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type 
   Writer w(&body);
   w.u64(m->id);
   w.u64(parent->id);
-  w.u64(flags);
+  w.u64(flags & ~kHostAccessFlags);  // checked here, as for buffers
   w.u64(region->origin);
   w.u64(region->size);
   m->context->conn->Send(Op::CreateSubBuffer, body);
@@ -190,6 +205,10 @@ cl_int GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, s
     case CL_MEM_CONTEXT: return ReturnValue(m->context, size, value, size_ret);
     case CL_MEM_ASSOCIATED_MEMOBJECT: return ReturnValue(m->parent, size, value, size_ret);
     case CL_MEM_OFFSET: return ReturnValue(m->origin, size, value, size_ret);
+    case CL_MEM_USES_SVM_POINTER: return ReturnValue<cl_bool>(CL_FALSE, size, value, size_ret);
+    case CL_MEM_PROPERTIES:
+      return ReturnInfo(m->properties.data(), m->properties.size() * sizeof(cl_mem_properties),
+                        size, value, size_ret);
     default: return CL_INVALID_VALUE;
   }
 }

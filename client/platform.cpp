@@ -15,7 +15,8 @@
 namespace rgpu::client {
 namespace {
 
-constexpr char kPlatformVersion[] = "OpenCL 1.2 rgpu 0.1.0";
+// The newest OpenCL rgpu carries; each device reports its own version up to this.
+constexpr char kPlatformVersion[] = "OpenCL 3.0 rgpu 0.1.0";
 // How long we try each server before reporting no devices; servers are tried in parallel.
 constexpr auto kConnectTimeout = std::chrono::milliseconds(1500);
 // After no server answered, wait this long before trying again on the next query.
@@ -60,39 +61,102 @@ bool ExtensionServed(const std::string& e) {
   return false;
 }
 
+template <typename T>
+void SetValue(std::vector<uint8_t>& v, T x) {
+  v.assign(reinterpret_cast<uint8_t*>(&x), reinterpret_cast<uint8_t*>(&x) + sizeof(x));
+}
+
+// "OpenCL X.Y rest" -> X * 10 + Y (0 if unreadable).
+int VersionOf(const std::string& v) {
+  int major = 0, minor = 0;
+  return std::sscanf(v.c_str(), "OpenCL %d.%d", &major, &minor) == 2 ? major * 10 + minor : 0;
+}
+
+// Keeps the entries of a cl_name_version array whose name passes `keep`.
+void FilterNameVersions(std::vector<uint8_t>& v, bool (*keep)(const std::string&)) {
+  std::vector<uint8_t> out;
+  for (size_t at = 0; at + sizeof(cl_name_version) <= v.size(); at += sizeof(cl_name_version)) {
+    cl_name_version nv;
+    std::memcpy(&nv, v.data() + at, sizeof(nv));
+    nv.name[CL_NAME_VERSION_MAX_NAME_SIZE - 1] = 0;
+    if (keep(nv.name)) out.insert(out.end(), v.data() + at, v.data() + at + sizeof(nv));
+  }
+  v = std::move(out);
+}
+
+// OpenCL C features that need what rgpu does not carry: images, pipes, device-side enqueue,
+// sub-groups (clGetKernelSubGroupInfo).
+bool FeatureServed(const std::string& f) {
+  static const char* kAbsent[] = {"__opencl_c_images", "__opencl_c_read_write_images",
+                                  "__opencl_c_3d_image_writes", "__opencl_c_pipes",
+                                  "__opencl_c_device_enqueue", "__opencl_c_subgroups"};
+  for (const char* a : kAbsent)
+    if (f == a) return false;
+  return true;
+}
+
+// Optional OpenCL 3.0 features rgpu cannot carry over a network, reported absent the way
+// the specification allows (docs/architecture.md, "OpenCL 3.0 features").
+void HideUncarried30(std::map<uint32_t, std::vector<uint8_t>>& info) {
+  SetValue<cl_device_svm_capabilities>(info[CL_DEVICE_SVM_CAPABILITIES], 0);
+  SetValue<cl_bool>(info[CL_DEVICE_PIPE_SUPPORT], CL_FALSE);
+  for (cl_uint p : {CL_DEVICE_MAX_PIPE_ARGS, CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS,
+                    CL_DEVICE_PIPE_MAX_PACKET_SIZE, CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE,
+                    CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE, CL_DEVICE_MAX_ON_DEVICE_QUEUES,
+                    CL_DEVICE_MAX_ON_DEVICE_EVENTS, CL_DEVICE_MAX_NUM_SUB_GROUPS,
+                    CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
+                    CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT})
+    SetValue<cl_uint>(info[p], 0);
+  SetValue<cl_bool>(info[CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS], CL_FALSE);
+  SetValue<cl_device_device_enqueue_capabilities>(info[CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES], 0);
+  SetValue<cl_command_queue_properties>(info[CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES], 0);
+  SetString(info[CL_DEVICE_IL_VERSION], "");
+  info[CL_DEVICE_ILS_WITH_VERSION].clear();
+  info[CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION].clear();
+  FilterNameVersions(info[CL_DEVICE_EXTENSIONS_WITH_VERSION], ExtensionServed);
+  FilterNameVersions(info[CL_DEVICE_OPENCL_C_FEATURES], FeatureServed);
+}
+
 // The device as the application sees it: the server's answers, except where rgpu speaks
-// for itself (the OpenCL version it implements, images, extensions needing entry points).
+// for itself (the OpenCL version it carries, images, extensions needing entry points).
 void PresentDevice(_cl_device_id* d) {
   auto& info = d->info;
-  // Queries newer than OpenCL 1.2 answer CL_INVALID_VALUE, as on a 1.2 device.
-  for (auto it = info.begin(); it != info.end();)
-    it = (it->first >= 0x104A && it->first < 0x4000) ? info.erase(it) : std::next(it);
+  // OpenCL 3.0 devices keep their version. 2.x makes SVM, pipes and device-side enqueue
+  // mandatory, which rgpu cannot carry: such a device (and a newer one, until rgpu knows its
+  // version) is presented as OpenCL 1.2, without the queries newer than 1.2.
   auto version = AsString(info[CL_DEVICE_VERSION]);  // "OpenCL X.Y vendor-specific"
-  std::string rest = version.size() > 10 ? version.substr(10) : "";
-  if (auto sp = rest.find(' '); sp != std::string::npos) rest = rest.substr(sp);
-  else rest = "";
-  SetString(info[CL_DEVICE_VERSION], "OpenCL 1.2" + rest);
-  SetString(info[CL_DEVICE_OPENCL_C_VERSION], "OpenCL C 1.2 ");
-  cl_bool no = CL_FALSE;
-  info[CL_DEVICE_IMAGE_SUPPORT].assign(reinterpret_cast<uint8_t*>(&no),
-                                       reinterpret_cast<uint8_t*>(&no) + sizeof(no));
+  if (VersionOf(version) != 30) {
+    for (auto it = info.begin(); it != info.end();)
+      it = (it->first >= 0x104A && it->first < 0x4000) ? info.erase(it) : std::next(it);
+    std::string rest = version.size() > 10 ? version.substr(10) : "";
+    if (auto sp = rest.find(' '); sp != std::string::npos) rest = rest.substr(sp);
+    else rest = "";
+    if (VersionOf(version) > 12) {
+      SetString(info[CL_DEVICE_VERSION], "OpenCL 1.2" + rest);
+      SetString(info[CL_DEVICE_OPENCL_C_VERSION], "OpenCL C 1.2 ");
+    }
+  } else {
+    HideUncarried30(info);
+  }
+  SetValue<cl_bool>(info[CL_DEVICE_IMAGE_SUPPORT], CL_FALSE);
   std::string ext_out;
   for (const auto& e : Split(AsString(info[CL_DEVICE_EXTENSIONS]), ' '))
     if (ExtensionServed(e)) ext_out += e + " ";
   SetString(info[CL_DEVICE_EXTENSIONS], ext_out);
   SetString(info[CL_DEVICE_BUILT_IN_KERNELS], "");
-  cl_uint zero = 0;
+  // Without image support every image limit is 0.
   for (cl_uint p : {CL_DEVICE_MAX_READ_IMAGE_ARGS, CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
                     CL_DEVICE_MAX_SAMPLERS, CL_DEVICE_PARTITION_MAX_SUB_DEVICES})
-    info[p].assign(reinterpret_cast<uint8_t*>(&zero), reinterpret_cast<uint8_t*>(&zero) + 4);
+    SetValue<cl_uint>(info[p], 0);
+  for (cl_uint p : {CL_DEVICE_IMAGE2D_MAX_WIDTH, CL_DEVICE_IMAGE2D_MAX_HEIGHT,
+                    CL_DEVICE_IMAGE3D_MAX_WIDTH, CL_DEVICE_IMAGE3D_MAX_HEIGHT,
+                    CL_DEVICE_IMAGE3D_MAX_DEPTH, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
+                    CL_DEVICE_IMAGE_MAX_ARRAY_SIZE})
+    SetValue<size_t>(info[p], 0);
   // No sub-devices: an empty partition list is {0}.
-  cl_device_partition_property none = 0;
-  info[CL_DEVICE_PARTITION_PROPERTIES].assign(reinterpret_cast<uint8_t*>(&none),
-                                              reinterpret_cast<uint8_t*>(&none) + sizeof(none));
+  SetValue<cl_device_partition_property>(info[CL_DEVICE_PARTITION_PROPERTIES], 0);
   info[CL_DEVICE_PARTITION_TYPE].clear();
-  cl_device_affinity_domain nod = 0;
-  info[CL_DEVICE_PARTITION_AFFINITY_DOMAIN].assign(reinterpret_cast<uint8_t*>(&nod),
-                                                   reinterpret_cast<uint8_t*>(&nod) + sizeof(nod));
+  SetValue<cl_device_affinity_domain>(info[CL_DEVICE_PARTITION_AFFINITY_DOMAIN], 0);
 }
 
 }  // namespace
@@ -192,6 +256,14 @@ cl_int GetPlatformInfo(cl_platform_id platform, cl_platform_info param, size_t s
     case CL_PLATFORM_VENDOR: return ReturnString("rgpu project", size, value, size_ret);
     case CL_PLATFORM_EXTENSIONS: return ReturnString("cl_khr_icd", size, value, size_ret);
     case CL_PLATFORM_ICD_SUFFIX_KHR: return ReturnString("RGPU", size, value, size_ret);
+    case CL_PLATFORM_NUMERIC_VERSION:
+      return ReturnValue<cl_version>(CL_MAKE_VERSION(3, 0, 0), size, value, size_ret);
+    case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
+      cl_name_version icd{CL_MAKE_VERSION(1, 0, 0), "cl_khr_icd"};
+      return ReturnValue(icd, size, value, size_ret);
+    }
+    // 0: clGetDeviceAndHostTimer and clGetHostTimer are not offered.
+    case CL_PLATFORM_HOST_TIMER_RESOLUTION: return ReturnValue<cl_ulong>(0, size, value, size_ret);
     default: return CL_INVALID_VALUE;
   }
 }
@@ -231,7 +303,7 @@ cl_int GetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void* va
   }
   auto it = d->info.find(param);
   if (it != d->info.end()) return ReturnInfo(it->second.data(), it->second.size(), size, value, size_ret);
-  // Newer than 1.2 (hidden on purpose) or unknown to the server: what a 1.2 device says.
+  // Newer than the device's presented version (hidden on purpose) or unknown to the server.
   return CL_INVALID_VALUE;
 }
 

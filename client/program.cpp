@@ -14,16 +14,39 @@ using proto::Writer;
 
 namespace {
 
+// The kernel list of a build reply (docs/protocol.md): names, argument counts, then how the
+// device checks each argument (absent from older servers: then nothing is checked).
 void ReadKernelList(cl_program p, Reader r) {
   uint32_t n = r.count(1 << 16, 8);
   std::map<std::string, cl_uint> ks;
+  std::vector<std::string> order;
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     std::string name = r.str(4096);
     ks[name] = r.u32();
+    order.push_back(name);
+  }
+  const bool list_ok = r.ok();
+  std::map<std::string, std::vector<ArgShape>> shapes;
+  if (list_ok && r.remaining() > 0) {
+    uint32_t m = r.count(1 << 16, 4);
+    for (uint32_t i = 0; i < m && i < order.size() && r.ok(); ++i) {
+      uint32_t nargs = r.count(1 << 16, 9);
+      auto& v = shapes[order[i]];
+      for (uint32_t a = 0; a < nargs && r.ok(); ++a) {
+        ArgShape s;
+        s.kind = r.u8();
+        s.size = r.u32();
+        s.also = r.u32();
+        if (s.kind > ArgShape::Local) s.kind = ArgShape::Unchecked;
+        v.push_back(s);
+      }
+    }
+    if (!r.ok()) shapes.clear();
   }
   std::lock_guard lk(p->mu);
   p->kernels = std::move(ks);
-  p->built = !p->kernels.empty() || r.ok();
+  p->arg_shapes = std::move(shapes);
+  p->built = !p->kernels.empty() || list_ok;
 }
 
 // Device indices on the server for a device list (all of the context's when null).
@@ -37,6 +60,14 @@ bool DeviceIndices(cl_context ctx, cl_uint n, const cl_device_id* list, std::vec
     out->push_back(list[i]->index);
   }
   return true;
+}
+
+// Whether options build a program whose launches may have non-uniform work-groups: the
+// OpenCL C 2.0+ rule, unless -cl-uniform-work-group-size asks for uniform ones.
+bool AllowsNonUniform(const std::string& options) {
+  const bool cl2 = options.find("-cl-std=CL2.") != std::string::npos ||
+                   options.find("-cl-std=CL3.") != std::string::npos;
+  return cl2 && options.find("-cl-uniform-work-group-size") == std::string::npos;
 }
 
 _cl_program* NewProgram(cl_context ctx) {
@@ -163,6 +194,7 @@ cl_int BuildProgram(cl_program p, cl_uint n, const cl_device_id* list, const cha
   w.str(options ? options : "");
   Reply rep = p->context->conn->Call(Op::BuildProgram, body);
   ReadKernelList(p, rep.reader());
+  p->non_uniform_ok = AllowsNonUniform(options ? options : "");
   if (!rep.status.ok()) {
     std::lock_guard lk(p->mu);
     p->built = false;
@@ -197,6 +229,7 @@ cl_int CompileProgram(cl_program p, cl_uint n, const cl_device_id* list, const c
     w.str(header_names[i] ? header_names[i] : "");
   }
   Reply rep = p->context->conn->Call(Op::CompileProgram, body);
+  p->non_uniform_ok = AllowsNonUniform(options ? options : "");
   if (notify) notify(p, data);
   return rep.status.ok() ? CL_SUCCESS : rep.status.code();
 }
@@ -230,6 +263,10 @@ cl_program LinkProgram(cl_context ctx, cl_uint n, const cl_device_id* list, cons
     return SetErr(err, rep.status.code()), nullptr;
   }
   ReadKernelList(p, rep.reader());
+  // Linked objects keep the language of their compile unless linking asks for uniform groups.
+  bool non_uniform = true;
+  for (cl_uint i = 0; i < num_inputs; ++i) non_uniform = non_uniform && inputs[i]->non_uniform_ok;
+  p->non_uniform_ok = non_uniform && !(options && std::strstr(options, "-cl-uniform-work-group-size"));
   if (notify) notify(p, data);
   SetErr(err, CL_SUCCESS);
   return p;
@@ -288,6 +325,7 @@ cl_kernel CreateKernel(cl_program p, const char* name, cl_int* err) {
   if (!ValidProgram(p)) return SetErr(err, CL_INVALID_PROGRAM), nullptr;
   if (!name) return SetErr(err, CL_INVALID_VALUE), nullptr;
   cl_uint nargs;
+  std::vector<ArgShape> shapes;
   {
     std::lock_guard lk(p->mu);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built executable for program
@@ -296,6 +334,7 @@ cl_kernel CreateKernel(cl_program p, const char* name, cl_int* err) {
     auto it = p->kernels.find(name);
     if (it == p->kernels.end()) return SetErr(err, CL_INVALID_KERNEL_NAME), nullptr;
     nargs = it->second;
+    if (auto sh = p->arg_shapes.find(name); sh != p->arg_shapes.end()) shapes = sh->second;
   }
   auto* k = new _cl_kernel();
   k->program = p;
@@ -303,6 +342,7 @@ cl_kernel CreateKernel(cl_program p, const char* name, cl_int* err) {
   p->kernel_count++;
   k->name = name;
   k->num_args = nargs;
+  k->arg_shapes = std::move(shapes);
   k->arg_set.assign(nargs, false);
   k->id = p->context->conn->NewId();
   std::vector<uint8_t> body;
@@ -349,28 +389,94 @@ cl_int ReleaseKernel(cl_kernel k) {
   return CL_SUCCESS;
 }
 
+namespace {
+// The checks the device makes (its argument shapes, learned at build) in the order of the
+// specification's list; CL_SUCCESS if the argument may be set.
+cl_int CheckArgAgainstDevice(const ArgShape& shape, size_t size, const void* value) {
+  switch (shape.kind) {
+    case ArgShape::Local:
+      // CL_INVALID_ARG_VALUE if arg_value specified is not NULL for an argument declared
+      // with the __local qualifier
+      if (value) return CL_INVALID_ARG_VALUE;
+      // CL_INVALID_ARG_SIZE if arg_size is zero and the argument is declared with the
+      // __local qualifier
+      return size == 0 ? CL_INVALID_ARG_SIZE : CL_SUCCESS;
+    case ArgShape::Mem:
+      // CL_INVALID_ARG_SIZE if the argument is a memory object and arg_size !=
+      // sizeof(cl_mem)
+      if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+      // CL_INVALID_MEM_OBJECT for an argument declared to be a memory object when the
+      // specified arg_value is not a valid memory object
+      if (value && *static_cast<void* const*>(value) &&
+          !IsOurMem(*static_cast<void* const*>(value)))
+        return CL_INVALID_MEM_OBJECT;
+      return CL_SUCCESS;
+    case ArgShape::Value:
+      // CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
+      // argument that is not a memory object
+      if (size != shape.size && (shape.also == 0 || size != shape.also)) return CL_INVALID_ARG_SIZE;
+      // CL_INVALID_ARG_VALUE if arg_value specified is NULL for an argument that is not
+      // declared with the __local qualifier
+      return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;
+    default:
+      return CL_SUCCESS;
+  }
+}
+}  // namespace
+
+cl_kernel CloneKernel(cl_kernel source, cl_int* err) {
+  // CL_INVALID_KERNEL if kernel is not a valid kernel object
+  if (!ValidKernel(source)) return SetErr(err, CL_INVALID_KERNEL), nullptr;
+  cl_program p = source->program;
+  auto* k = new _cl_kernel();
+  k->program = p;
+  Hold(p);
+  p->kernel_count++;
+  k->name = source->name;
+  k->num_args = source->num_args;
+  k->arg_shapes = source->arg_shapes;
+  {
+    std::lock_guard lk(source->mu);
+    k->arg_set = source->arg_set;
+  }
+  k->id = p->context->conn->NewId();
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64(k->id);
+  w.u64(source->id);
+  p->context->conn->Send(Op::CloneKernel, body);
+  SetErr(err, CL_SUCCESS);
+  return k;
+}
+
 cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) {
   if (!ValidKernel(k)) return CL_INVALID_KERNEL;
   // CL_INVALID_ARG_INDEX if arg_index is not a valid argument index
   if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
+  const ArgShape shape = index < k->arg_shapes.size() ? k->arg_shapes[index] : ArgShape{};
+  if (cl_int rc = CheckArgAgainstDevice(shape, size, value); rc != CL_SUCCESS) return rc;
   std::vector<uint8_t> body;
   Writer w(&body);
   w.u64(k->id);
   w.u32(index);
-  if (value == nullptr) {
+  const bool is_mem = shape.kind == ArgShape::Mem ||
+                      (shape.kind == ArgShape::Unchecked && value && size == sizeof(cl_mem) &&
+                       (*static_cast<void* const*>(value) == nullptr ||
+                        IsOurMem(*static_cast<void* const*>(value))));
+  if (shape.kind == ArgShape::Local || (shape.kind == ArgShape::Unchecked && value == nullptr)) {
     // A __local argument: only its size is given. CL_INVALID_ARG_SIZE if it is 0.
     if (size == 0) return CL_INVALID_ARG_SIZE;
     w.u8(static_cast<uint8_t>(2));
     w.u64(size);
-  } else if (size == sizeof(cl_mem) && (*static_cast<void* const*>(value) == nullptr ||
-                                        IsOurMem(*static_cast<void* const*>(value)))) {
-    // A buffer (or a NULL buffer); an 8-byte zero scalar takes this path too and reaches the
-    // device as the same 8 zero bytes.
-    cl_mem m = *static_cast<const cl_mem*>(value);
+  } else if (is_mem) {
+    // A buffer, or a NULL one (a NULL arg_value or a pointer to NULL). Unchecked, an 8-byte
+    // zero scalar takes this path too and reaches the device as the same 8 zero bytes.
+    cl_mem m = value ? *static_cast<const cl_mem*>(value) : nullptr;
     if (m && m->context != k->program->context) return CL_INVALID_MEM_OBJECT;
     if (m == nullptr) {
+      static const uint8_t kNull[sizeof(cl_mem)] = {};
       w.u8(static_cast<uint8_t>(0));
-      w.bytes(value, size);
+      w.bytes(kNull, sizeof(kNull));
     } else {
       w.u8(static_cast<uint8_t>(1));
       w.u64(m->id);

@@ -62,6 +62,7 @@ enum HelloFeatures : uint16_t {
   X(CreateUserEvent, 21)            \
   X(SetUserEventStatus, 22)         \
   X(Release, 23)                    \
+  X(CloneKernel, 24)                \
   X(GetInfo, 30)                    \
   X(GetEventProfiling, 31)          \
   X(PutData, 40)                    \

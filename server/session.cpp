@@ -377,6 +377,7 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
     case Op::CompileProgram: return CompileProgram(h, r);
     case Op::LinkProgram: return LinkProgram(h, r);
     case Op::CreateKernel: return CreateKernel(r);
+    case Op::CloneKernel: return CloneKernel(r);
     case Op::SetKernelArg: return SetKernelArg(r);
     case Op::CreateUserEvent: return CreateUserEvent(r);
     case Op::SetUserEventStatus: return SetUserEventStatus(r);
@@ -742,15 +743,32 @@ Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
 }
 
 namespace {
-void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks) {
+// The kernel list (docs/protocol.md): names and the argument counts the application sees
+// (a rewritten kernel's hidden argument is not counted), then the shape of each argument.
+void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks,
+                  const slicer::RewrittenProgram* rewrite = nullptr) {
   if (!ks.ok()) {
     w.u32(0);
     return;
   }
+  auto user_args = [&](const KernelDesc& k) {
+    const auto* info = rewrite ? rewrite->FindKernel(k.name) : nullptr;
+    return info ? info->user_arg_count : k.num_args;
+  };
   w.u32(static_cast<uint32_t>(ks.value().size()));
   for (const auto& k : ks.value()) {
     w.str(k.name);
-    w.u32(k.num_args);
+    w.u32(user_args(k));
+  }
+  w.u32(static_cast<uint32_t>(ks.value().size()));
+  for (const auto& k : ks.value()) {
+    uint32_t n = std::min<uint32_t>(user_args(k), static_cast<uint32_t>(k.args.size()));
+    w.u32(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      w.u8(static_cast<uint8_t>(k.args[i].kind));
+      w.u32(k.args[i].size);
+      w.u32(k.args[i].also);
+    }
   }
 }
 }  // namespace
@@ -791,12 +809,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
           e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw).value());
           std::vector<uint8_t> f;
           Writer w(&f);
-          w.u32(static_cast<uint32_t>(ks.value().size()));
-          for (auto& k : ks.value()) {
-            const auto* info = e.rewrite->FindKernel(k.name);
-            w.str(k.name);
-            w.u32(info ? info->user_arg_count : k.num_args);
-          }
+          WriteKernels(w, ks, e.rewrite.get());
           Reply(h, Status::Ok(), f);
           return Status::Ok();
         }
@@ -896,6 +909,35 @@ Status Session::CreateKernel(Reader& r) {
   if ((*p)->rewrite) {
     e.kernel_rewrite = (*p)->rewrite;
     e.slice_info = e.kernel_rewrite->FindKernel(name);
+  }
+  return InsertOwned(id, std::move(e));
+}
+
+// clCloneKernel: a new kernel of the same program and name with the source's arguments
+// (they are applied at launch, so copying the session's record copies them).
+Status Session::CloneKernel(Reader& r) {
+  uint64_t id = r.u64(), source_id = r.u64();
+  if (!r.done()) return Status::Protocol("malformed CloneKernel");
+  auto src = Lookup(source_id, ObjType::Kernel);
+  if (!src.ok()) return AsyncFailure(Op::CloneKernel, id, src.status()), Status::Ok();
+  const Entry& s = **src;
+  auto p = Lookup(s.parent, ObjType::Program);
+  if (!p.ok()) return AsyncFailure(Op::CloneKernel, id, p.status()), Status::Ok();
+  auto* prog = static_cast<BkProgram*>((*p)->handle);
+  auto k = server_->backend().CreateKernel(prog, s.kernel_name);
+  if (!k.ok()) return AsyncFailure(Op::CloneKernel, id, k.status()), Status::Ok();
+  Entry e;
+  e.type = ObjType::Kernel;
+  e.handle = *k;
+  e.parent = s.parent;
+  e.kernel_name = s.kernel_name;
+  e.args = s.args;
+  e.arg_mem_ids = s.arg_mem_ids;
+  e.kernel_rewrite = s.kernel_rewrite;
+  e.slice_info = s.slice_info;
+  if (s.sched_kernel) {
+    auto sk = server_->backend().CreateKernel(prog, s.kernel_name);
+    if (sk.ok()) e.sched_kernel = *sk;
   }
   return InsertOwned(id, std::move(e));
 }
@@ -1004,8 +1046,13 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
     auto e = Lookup(id, t);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
     void* obj = (*e)->handle;
-    if (family == F::Program && (*e)->rewrite &&
-        (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES)) {
+    // A rewritten program's binaries must not carry the hidden argument, and its build log
+    // must be the device's log of the application's own source (warnings point into it):
+    // both come from the original, built on demand.
+    const bool from_original =
+        (family == F::Program && (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES)) ||
+        (family == F::ProgramBuild && param == CL_PROGRAM_BUILD_LOG);
+    if (from_original && (*e)->rewrite) {
       auto orig = OriginalProgram(**e);
       if (!orig.ok()) return Reply(h, orig.status()), Status::Ok();
       obj = *orig;

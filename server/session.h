@@ -146,6 +146,7 @@ class Session {
   Status CompileProgram(const proto::FrameHeader& h, proto::Reader& r);
   Status LinkProgram(const proto::FrameHeader& h, proto::Reader& r);
   Status CreateKernel(proto::Reader& r);
+  Status CloneKernel(proto::Reader& r);
   Status SetKernelArg(proto::Reader& r);
   Status CreateUserEvent(proto::Reader& r);
   Status SetUserEventStatus(proto::Reader& r);

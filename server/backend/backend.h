@@ -43,9 +43,24 @@ struct DeviceDesc {
   std::vector<std::pair<uint32_t, std::vector<uint8_t>>> encoded_info;
 };
 
+// How the device's clSetKernelArg answers for one argument, learned once per build so the
+// client can give the device's error codes without asking (clSetKernelArg stays async).
+struct ArgShape {
+  enum class Kind : uint8_t {
+    Unchecked = 0,  // the device takes any size (or could not be probed): no check
+    Value = 1,      // by value: `size` (or `also`) bytes, never NULL
+    Mem = 2,        // a buffer: sizeof(cl_mem), the value may be NULL
+    Local = 3,      // __local: a NULL value and a non-zero size
+  } kind = Kind::Unchecked;
+  uint32_t size = 0;
+  uint32_t also = 0;  // a second size the device takes, 0 if none (PoCL takes 3/4 of a
+                      // scalar's size too, the size of a 3-element vector's data)
+};
+
 struct KernelDesc {
   std::string name;
   uint32_t num_args = 0;
+  std::vector<ArgShape> args;  // empty when unknown
 };
 
 struct KernelArgValue {

@@ -299,12 +299,43 @@ class OpenCLBackend final : public Backend {
       cl_kernel k = clCreateKernel(P(p), kd.name.c_str(), &err);
       if (err == CL_SUCCESS) {
         clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(cl_uint), &kd.num_args, nullptr);
+        for (cl_uint i = 0; i < kd.num_args; ++i) kd.args.push_back(ProbeArg(k, i));
         clReleaseKernel(k);
         if (!kd.name.empty()) out.push_back(kd);
       }
       start = end + 1;
     }
     return out;
+  }
+
+  // Asks the device which argument sizes it takes, on a kernel object of our own: the sizes
+  // it accepts up to about twice the smallest (more than two: it checks nothing), and whether a
+  // NULL value passes (buffers and __local). A first answer other than CL_INVALID_ARG_SIZE
+  // ends the search, so a scalar costs about twice its size in calls and others one or two.
+  static ArgShape ProbeArg(cl_kernel k, cl_uint i) {
+    constexpr size_t kMaxProbe = 4096;  // the wire's limit for a value argument
+    static const std::vector<uint8_t> zeros(2 * kMaxProbe + 1, 0);
+    ArgShape shape;
+    const bool null_ok = clSetKernelArg(k, i, sizeof(cl_mem), nullptr) == CL_SUCCESS;
+    size_t first = 0;
+    for (size_t size = 1; size <= kMaxProbe && first == 0; ++size) {
+      cl_int rc = clSetKernelArg(k, i, size, zeros.data());
+      if (rc == CL_SUCCESS) first = size;
+      else if (rc != CL_INVALID_ARG_SIZE) {
+        if (null_ok) shape.kind = ArgShape::Kind::Local;
+        return shape;
+      }
+    }
+    if (first == 0) return shape;
+    std::vector<size_t> taken{first};
+    for (size_t size = first + 1; size <= 2 * first + 2 && taken.size() <= 2; ++size)
+      if (clSetKernelArg(k, i, size, zeros.data()) == CL_SUCCESS) taken.push_back(size);
+    if (taken.size() > 2) return shape;
+    shape.size = static_cast<uint32_t>(taken.back());
+    if (taken.size() == 2) shape.also = static_cast<uint32_t>(taken.front());
+    const bool mem = null_ok && taken.size() == 1 && first == sizeof(cl_mem);
+    shape.kind = mem ? ArgShape::Kind::Mem : ArgShape::Kind::Value;
+    return shape;
   }
 
   Result<BkKernel*> CreateKernel(BkProgram* p, const std::string& name) override {
