@@ -15,6 +15,7 @@ if [ ! -x "$out/bigendian_client" ] || [ -n "$(find "$src/client" "$src/proto" "
   $cxx -std=c++20 -O1 -w -static -pthread -DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
     -I"$src" -isystem "$out/include" \
     $(ls "$src"/client/*.cpp | grep -v '/discovery\.cpp$') "$src"/proto/wire.cpp "$src"/proto/info.cpp "$src"/proto/transport.cpp \
+    $( [ -f "$src/proto/liveness.cpp" ] && echo "$src/proto/liveness.cpp" ) \
     $( [ -f "$src/proto/tls.h" ] && echo "$src/tests/bigendian_tls_stub.cpp" ) \
     $( [ -f "$src/client/discovery.h" ] && echo "$src/tests/bigendian_discovery_stub.cpp" ) \
     "$src/tests/bigendian_client.cpp" -o "$out/bigendian_client" || exit 1
