@@ -365,10 +365,10 @@ void Connection::WatchLoop() {
   while (!stopping_ && alive_) {
     watch_cv_.wait_for(lk, tick, [&] { return stopping_; });
     if (stopping_) return;
+    lk.unlock();  // application threads append under buf_mu_; the socket is looked at without it
     const auto now = Clock::now();
     watch.Observe(*stream_, now);
     if (watch.Dead(now)) {
-      lk.unlock();
       char why[160];
       std::snprintf(why, sizeof(why), "no sign of life from rgpud for %.1f s (peer timeout %.1f s)",
                     watch.Silent(now).count() / 1000.0, peer_timeout_.count() / 1000.0);
@@ -376,6 +376,7 @@ void Connection::WatchLoop() {
       Fail(why);
       return;
     }
+    lk.lock();
     if (watch.Quiet(now, heartbeat_interval_) && out_.empty()) {
       // Queued like any request and written by the flusher: this thread never blocks on
       // the socket, so a stalled send cannot keep it from noticing a dead server.

@@ -34,7 +34,8 @@ bool Gate::Admit(uint64_t id, int fd, const std::string& address, Refusal* why) 
     return refuse(Refusal::Blocked);
   if (arrivals_.size() >= o_.max_unauthenticated) return refuse(Refusal::Unauthenticated);
   size_t& mine = per_address_[address];
-  if (address != kLocal && mine >= o_.max_unauthenticated_per_address) {
+  const bool local = address.rfind(kLocal, 0) == 0;
+  if (!local && mine >= o_.max_unauthenticated_per_address) {
     if (mine == 0) per_address_.erase(address);
     return refuse(Refusal::PerAddress);
   }

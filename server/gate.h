@@ -12,8 +12,8 @@
 //   burst ends when the address has been neither failing nor blocked for `auth_block`. It
 //   is logged when it starts, when the address is blocked and when it ends.
 //
-// Unix-socket peers have no address: they share one, "local", which is throttled like any
-// other but not held to the per-address limit (every local client would share it).
+// Unix-socket peers have no address: each user is one, "local uid N" (from the kernel's
+// SO_PEERCRED), throttled like any other but not held to the per-address limit.
 #pragma once
 
 #include <chrono>

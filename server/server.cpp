@@ -93,9 +93,9 @@ Status Server::Bind() {
 
 namespace {
 
-// "1.2.3.4:5678" / "[::1]:5678" for the log, and the address alone for the gate; Unix
-// peers are "unix" and share the gate's local address.
-void DescribePeer(const sockaddr_storage& ss, std::string* peer, std::string* address) {
+// "1.2.3.4:5678" / "[::1]:5678" for the log, and the address alone for the gate; a Unix
+// peer is "unix" in the log and "local uid N" at the gate (its user, from the kernel).
+void DescribePeer(int fd, const sockaddr_storage& ss, std::string* peer, std::string* address) {
   char buf[INET6_ADDRSTRLEN] = {0};
   if (ss.ss_family == AF_INET) {
     auto* sin = reinterpret_cast<const sockaddr_in*>(&ss);
@@ -108,7 +108,11 @@ void DescribePeer(const sockaddr_storage& ss, std::string* peer, std::string* ad
     *address = buf;
     *peer = "[" + *address + "]:" + std::to_string(ntohs(sin6->sin6_port));
   } else {
+    ucred cred{};
+    socklen_t len = sizeof(cred);
     *address = Gate::kLocal;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+      *address += " uid " + std::to_string(cred.uid);
     *peer = "unix";
   }
 }
@@ -166,7 +170,7 @@ void Server::AcceptOne() {
   int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC);
   if (fd < 0) return;
   std::string peer, address;
-  DescribePeer(ss, &peer, &address);
+  DescribePeer(fd, ss, &peer, &address);
   const uint64_t id = next_session_++;
   // Refused before a thread, a buffer or a TLS handshake is spent on it.
   Refusal why;

@@ -72,9 +72,11 @@ void ExpectServedInNormalTime(const std::vector<double>& ms, double baseline) {
   std::printf("legit tenant: %zu round trips, baseline %.1f ms, median %.1f ms, worst %.1f ms\n",
               ms.size(), baseline, Median(ms), worst);
   EXPECT_EQ(failed, 0) << "a legitimate round trip was not served";
-  // Loopback round trips take a few ms; a 2-core CI machine under a flood adds scheduling
-  // noise, never the seconds a starved acceptor or a throttled tenant would.
-  EXPECT_LT(worst, baseline + 500);
+  // Loopback round trips take a few ms; a 2-core CI machine running other tests beside a
+  // flood adds scheduling noise, never the seconds a starved acceptor, a full gate or a
+  // throttled tenant would.
+  EXPECT_LT(Median(ms), baseline + 100);
+  EXPECT_LT(worst, baseline + 1000);
 }
 
 // Opens `n` connections from `from` that never say a word; returns the descriptors of
@@ -153,7 +155,7 @@ TEST(Gate, IdleFloodIsBoundedAndALegitClientIsServed) {
   std::printf("idle flood: %zu connections from one address; rgpud holds %.0f, closed %zu at "
               "once; rgpud RSS %ld -> %ld KiB\n",
               fds.size(), held, closed_at_once, rss_before, rss_flood);
-  EXPECT_LE(held, kPerAddress);
+  EXPECT_LE(held, kPerAddress + 1);  // + the probe's own connection, if it was authenticating
   EXPECT_GE(closed_at_once, fds.size() - kPerAddress);
   EXPECT_LT(rss_flood - rss_before, 48 * 1024) << "rgpud's memory grew with the idle flood";
 
@@ -171,7 +173,8 @@ TEST(Gate, IdleFloodIsBoundedAndALegitClientIsServed) {
   std::printf("%zu more from six addresses: rgpud holds %.0f, closed %zu at once; RSS %ld KiB\n",
               more.size(), held_more, more_closed, rss_more);
   std::printf("%s", text.substr(text.find("# HELP rgpu_connections_refused")).c_str());
-  EXPECT_EQ(held_more, kMaxUnauthenticated);
+  EXPECT_LE(held_more, kMaxUnauthenticated);
+  EXPECT_GE(held_more, kMaxUnauthenticated - kPerAddress);  // some may have expired meanwhile
   EXPECT_GE(more_closed, more.size() - kMaxUnauthenticated);
   EXPECT_GE(Metric(text, "rgpu_connections_refused_total{reason=\"per_address_limit\"}"),
             static_cast<double>(fds.size() - kPerAddress));
@@ -207,8 +210,12 @@ TEST(Gate, BadTokenFloodIsThrottledAndOthersUnaffected) {
         if (fd < 0) continue;
         proto::Stream s(fd);
         HelloResult r = Hello(s, "not-a-token");
-        std::lock_guard lk(mu);
-        tries.push_back(r);
+        {
+          std::lock_guard lk(mu);
+          tries.push_back(r);
+        }
+        // Closed at once while blocked: pause a little, so the test stays cheap on CI.
+        if (!r.replied) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     });
   for (auto& t : guessers) t.join();
