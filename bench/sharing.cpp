@@ -1338,6 +1338,8 @@ int main(int argc, char** argv) {
   mx->add_option("--baseline", o.baseline,
                  "An earlier sharing.json (same device): its native runs and matrix calibration stand in for "
                  "mode native, so that policies can be compared without running native again");
+  bool list = false;
+  app.add_flag("--list", list, "Print the scenarios these options run, one a line, and exit");
   CLI11_PARSE(app, argc, argv);
   if (o.quick) {
     if (!app.get_option("--modes")->count())
@@ -1369,6 +1371,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "rgpu-bench-sharing: %s\n", e.what());
       return 2;
     }
+  }
+  if (list) {
+    for (const auto& sc : o.scenarios) std::cout << sc << "\n";
+    return 0;
   }
   char self[4096] = {0};
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
