@@ -40,6 +40,11 @@ void AddNativeIcd() {
     fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing, ec);
   fs::copy_file(native, dir / fs::path(native).filename(), fs::copy_options::overwrite_existing, ec);
   setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+  static const fs::path made = dir;
+  std::atexit([] {
+    std::error_code ignored;
+    fs::remove_all(made, ignored);
+  });
 }
 
 // The device's own platform, for the answers compared with rgpu's (PoCL unless told).
