@@ -292,8 +292,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
         if (backend_->EventStatus(e) > CL_COMPLETE) ++running;
       if (running > 0) {
         st.usage.behind_slices++;
-        spdlog::trace("fair: latency-critical launch behind {} slices, expected busy for {:.0f} us more",
-                      running, std::chrono::duration<double, std::micro>(held_busy_until_ - Clock::now()).count());
+        spdlog::trace("fair: latency-critical launch behind {} slices", running);
       }
     }
     if (!latency_critical) {
@@ -671,8 +670,6 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     h->stop_sent = false;
     h->run_started = now;
   }
-  held_busy_until_ = std::max(now, held_busy_until_) +
-                     std::chrono::nanoseconds(static_cast<int64_t>(piece_ns * count));
   h->next += count;
   h->in_flight++;
   pick->in_flight++;
@@ -792,30 +789,32 @@ void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_e
     if (h->done < h->total && kernel_status >= 0) it->second.usage.preempted++;
     it->second.in_flight--;
   }
-  if (timed && h->done > before && t.end > t.start) {
-    auto [c, fresh] = cost_ns_.try_emplace(h->req.sched_kernel, double(t.end - t.start) / (h->done - before));
-    if (!fresh) c->second = 0.7 * c->second + 0.3 * double(t.end - t.start) / (h->done - before);
-  }
-  if (timed && t.end > t.start) {
-    auto& times = *h->times;
-    if (times.start == 0 || t.start < times.start) {
-      times.start = t.start;
-      times.queued = t.queued;
-      times.submit = t.submit;
+  PieceDone(*h, timed ? &t : nullptr, h->done - before);
+}
+
+void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
+  if (t && t->end > t->start) {
+    const double ns = static_cast<double>(t->end - t->start);
+    // What one piece (a fine slice, or a work-group of a run) costs: sizes later slices.
+    if (pieces > 0) {
+      auto [c, fresh] = cost_ns_.try_emplace(h.req.sched_kernel, ns / pieces);
+      if (!fresh) c->second = 0.7 * c->second + 0.3 * ns / pieces;
     }
-    times.end = std::max(times.end, t.end);
+    auto& times = *h.times;
+    if (times.start == 0 || t->start < times.start) {
+      times.start = t->start;
+      times.queued = t->queued;
+      times.submit = t->submit;
+    }
+    times.end = std::max(times.end, t->end);
   }
-  device_in_flight_--;
-  if (device_in_flight_ == 0) {
-    held_busy_until_ = Clock::now();
-    on_device_ = nullptr;
-  }
-  h->in_flight--;
+  // Nothing of ours left on the device: another tenant's held work may go.
+  if (--device_in_flight_ == 0) on_device_ = nullptr;
+  h.in_flight--;
   cv_.notify_all();
 }
 
 void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, int32_t status, BkEvent* ev) {
-  uint64_t ns = 0;
   ProfilingTimes t;
   bool timed = false;
   if (ev) {
@@ -823,7 +822,6 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
     if (p.ok()) {
       t = *p;
       timed = true;
-      ns = t.end > t.start ? t.end - t.start : 0;
     }
   }
   std::lock_guard lk(mu_);
@@ -841,30 +839,9 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
     if (h->sliceable) st.usage.slices++;
     st.in_flight--;
   }
-  device_in_flight_--;
-  // Nothing of ours left on the device: whatever the estimate said, it is free now.
-  if (device_in_flight_ == 0) {
-    held_busy_until_ = Clock::now();
-    on_device_ = nullptr;
-  }
-  if (h->sliceable && ns > 0) {
-    double per = static_cast<double>(ns) / count;
-    auto [c, fresh] = cost_ns_.try_emplace(h->req.sched_kernel, per);
-    if (!fresh) c->second = 0.7 * c->second + 0.3 * per;
-  }
-  if (ns > 0) {
-    auto& times = *h->times;
-    if (times.start == 0 || t.start < times.start) {
-      times.start = t.start;
-      times.queued = t.queued;
-      times.submit = t.submit;
-    }
-    times.end = std::max(times.end, t.end);
-  }
-  h->in_flight--;
   h->done += count;
   if (status < 0) h->status = status;
-  cv_.notify_all();
+  PieceDone(*h, timed ? &t : nullptr, h->sliceable ? count : 0);
 }
 
 void Scheduler::Finish(Held& h, int32_t status) {

@@ -163,6 +163,9 @@ class Scheduler {
   void DispatchRun(std::shared_ptr<Held> h, uint64_t seq);
   void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
   void RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_event, int32_t status);
+  // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
+  // (`pieces` fine slices or work-groups; 0 measures nothing), the launch's profiling span.
+  void PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces);
   // Sets the stop flag of every preemptible run on the device (of `session` only, when given).
   void StopRuns(std::optional<uint64_t> session);  // requires mu_
   // Stops the run on the device once it has had its quantum and another tenant waits.
@@ -189,8 +192,6 @@ class Scheduler {
   // charged for the overlap).
   const TenantState* on_device_ = nullptr;          // GUARDED_BY(mu_)
   std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
-  // When the held slices on the device are expected to be done (from their measured cost).
-  std::chrono::steady_clock::time_point held_busy_until_{};  // GUARDED_BY(mu_)
   // The dispatcher's next timed look (the quantum of the run on the device ends).
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
   // Preemptible runs on the device (at most one, of the tenant on_device_).
