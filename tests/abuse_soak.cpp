@@ -102,21 +102,6 @@ int Attack(int seconds) {
   return 0;
 }
 
-cl_device_id RgpuDevice() {
-  cl_platform_id platforms[8];
-  cl_uint n = 0;
-  clGetPlatformIDs(8, platforms, &n);
-  for (cl_uint i = 0; i < n; ++i) {
-    char name[64] = {0};
-    clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof(name), name, nullptr);
-    cl_device_id d;
-    if (std::string(name) == "rgpu" &&
-        clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &d, nullptr) == CL_SUCCESS)
-      return d;
-  }
-  return nullptr;
-}
-
 int Silent() {
   Relay relay(ServerAddress());
   setenv("RGPU_SERVER", relay.address().c_str(), 1);

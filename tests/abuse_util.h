@@ -3,6 +3,7 @@
 // memory, and a relay that can go silent without closing.
 #pragma once
 
+#include <CL/cl.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -28,6 +29,22 @@
 namespace rgpu::abuse {
 
 using Clock = std::chrono::steady_clock;
+
+// The first device of the rgpu platform (the ICD through the real loader), or null.
+inline cl_device_id RgpuDevice() {
+  cl_platform_id platforms[8];
+  cl_uint n = 0;
+  clGetPlatformIDs(8, platforms, &n);
+  for (cl_uint i = 0; i < n; ++i) {
+    char name[64] = {0};
+    clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof(name), name, nullptr);
+    cl_device_id d;
+    if (std::string(name) == "rgpu" &&
+        clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &d, nullptr) == CL_SUCCESS)
+      return d;
+  }
+  return nullptr;
+}
 
 inline std::string Env(const char* name, const char* fallback = "") {
   const char* v = std::getenv(name);
