@@ -55,6 +55,10 @@ struct Options {
   std::vector<double> link_delay_ms{0.5, 5, 25};  // one way: 1, 10 and 50 ms round trip
   double link_rate_mbit = 0;
   int worker_timeout_s = 300;
+  std::vector<std::string> rgpud_args;  // extra options for both daemons
+  // What the OpenCL workers measure (sync, async, bandwidth, matmul, requests).
+  std::vector<std::string> tasks{"sync", "async", "bandwidth", "matmul", "requests"};
+  std::vector<double> request_us{10, 50, 200, 370, 1000, 2000, 5000, 10000};
 };
 
 std::string Now() {
@@ -122,9 +126,10 @@ void Bench::PrepareVendors() {
 
 std::string Bench::StartDaemon(const std::string& listen, const std::string& name) {
   fs::path log = tmp_ / (name + ".log");
-  pid_t pid = Spawn({(fs::path(opt_.build) / "server" / "rgpud").string(), "--listen", listen,
-                     "--platform", opt_.platform, "--log-level", "warn"},
-                    {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
+  std::vector<std::string> argv{(fs::path(opt_.build) / "server" / "rgpud").string(), "--listen", listen,
+                                "--platform", opt_.platform, "--log-level", "warn"};
+  argv.insert(argv.end(), opt_.rgpud_args.begin(), opt_.rgpud_args.end());
+  pid_t pid = Spawn(argv, {"OCL_ICD_VENDORS=" + native_vendors_.string()}, log);
   daemons_.push_back(pid);
   // rgpud logs "listening on ADDRESS" at info level; at warn we poll the socket instead.
   for (int i = 0; i < 600; ++i) {
@@ -156,7 +161,9 @@ json Bench::SpecFor(const std::vector<std::string>& tasks) const {
           {"sizes", sizes_},
           {"bytes_per_point", opt_.bytes_per_point},
           {"matmul_sizes", opt_.matmul_sizes},
-          {"matmul_budget_s", opt_.matmul_budget_s}};
+          {"matmul_budget_s", opt_.matmul_budget_s},
+          {"request_us", opt_.request_us},
+          {"request_budget_s", opt_.quick ? 0.3 : 2.0}};
 }
 
 json Bench::Worker(const std::string& label, json spec, const std::string& vendors,
@@ -232,6 +239,7 @@ int Bench::Run() {
   for (size_t s = 4096; s <= cap; s *= 4) sizes_.push_back(s);
 
   doc["options"] = {{"quick", opt_.quick},
+                    {"rgpud_args", opt_.rgpud_args},
                     {"platform", opt_.platform},
                     {"cpu_platform", opt_.cpu_platform},
                     {"iterations", opt_.iterations},
@@ -256,18 +264,32 @@ int Bench::Run() {
   if (!raw_tcp || !raw_unix) throw std::runtime_error("cannot start the raw floor server");
 
   json& runs = doc["runs"];
-  const std::vector<std::string> all{"sync", "async", "bandwidth", "matmul"};
+  const std::vector<std::string>& all = opt_.tasks;
+  auto has = [&](const char* t) { return std::find(all.begin(), all.end(), t) != all.end(); };
   const std::string nv = native_vendors_.string(), rv = rgpu_vendors_.string();
   runs["native"] = Worker("native", [&] { auto s = SpecFor(all); s["platform"] = opt_.platform; return s; }(), nv);
-  runs["rgpu_unix"] = Worker("rgpu-unix", [&] { auto s = SpecFor(all); s["platform"] = "rgpu"; return s; }(), rv, unix_addr);
-  runs["rgpu_tcp"] = Worker("rgpu-tcp", [&] { auto s = SpecFor(all); s["platform"] = "rgpu"; return s; }(), rv, tcp_addr);
+  // The rgpu runs time the very kernels the native run calibrated.
+  json iters = json::object();
+  if (runs["native"].contains("requests"))
+    for (const auto& row : runs["native"]["requests"])
+      iters[std::to_string(static_cast<long>(row["target_us"].get<double>()))] = row["iters"];
+  auto rgpu_spec = [&] {
+    auto s = SpecFor(all);
+    s["platform"] = "rgpu";
+    s["request_iters"] = iters;
+    return s;
+  };
+  runs["rgpu_unix"] = Worker("rgpu-unix", rgpu_spec(), rv, unix_addr);
+  runs["rgpu_tcp"] = Worker("rgpu-tcp", rgpu_spec(), rv, tcp_addr);
+  std::vector<std::string> raw_tasks{"sync"};
+  if (has("bandwidth")) raw_tasks.push_back("bandwidth");
   for (auto [key, srv] : {std::pair{"raw_tcp", raw_tcp.get()}, std::pair{"raw_unix", raw_unix.get()}}) {
-    json s = SpecFor({"sync", "bandwidth"});
+    json s = SpecFor(raw_tasks);
     s["kind"] = "raw";
     s["address"] = srv->address();
     runs[key] = Worker(key, s, nv);
   }
-  {
+  if (has("matmul")) {
     json s = SpecFor({"matmul"});
     s["platform"] = opt_.cpu_platform;
     runs["local_cpu"] = Worker("local-cpu", s, nv);
@@ -302,6 +324,9 @@ int Bench::Run() {
   daemons_.clear();
 
   fs::create_directories(opt_.out);
+  // rgpud's own logs (warnings, and the request trace when RGPU_TRACE_REQUESTS is set).
+  for (const char* name : {"rgpud-unix.log", "rgpud-tcp.log"})
+    if (fs::exists(tmp_ / name)) fs::copy_file(tmp_ / name, fs::path(opt_.out) / name, fs::copy_options::overwrite_existing);
   std::ofstream(fs::path(opt_.out) / "overhead.json") << doc.dump(1) << "\n";
   std::ofstream(fs::path(opt_.out) / "overhead.md") << Markdown(doc);
   std::cout << Markdown(doc);
@@ -348,6 +373,79 @@ json MatmulRow(const json& run, int n) {
 
 std::string Verdict(bool ok) { return ok ? "met" : "**missed**"; }
 
+// The row of a kernel length in a requests list.
+json RequestRow(const json& run, double target_us) {
+  if (!run.contains("requests")) return {};
+  for (const auto& r : run["requests"])
+    if (std::fabs(r["target_us"].get<double>() - target_us) < 0.5) return r;
+  return {};
+}
+
+std::vector<double> RequestTargetsUs(const json& runs) {
+  std::vector<double> t;
+  if (runs["native"].contains("requests"))
+    for (const auto& r : runs["native"]["requests"]) t.push_back(r["target_us"]);
+  return t;
+}
+
+// Requests (issue 12): what rgpu adds to a kernel + 4-byte read, per kernel length, and
+// where: before the kernel starts, or after it ends (from its profiling times).
+std::string RequestsMarkdown(json& runs) {
+  const auto targets = RequestTargetsUs(runs);
+  if (targets.empty()) return "";
+  std::ostringstream md;
+  md << "## Requests: a kernel, then a 4-byte blocking read (µs; device idle at arrival)\n\n"
+        "| kernel | native p50 | p99 | rgpu unix p50 | p99 | rgpu tcp p50 | p99 | "
+        "added unix p50 / p99 | added tcp p50 / p99 |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (double t : targets) {
+    auto q = [&](const char* run, const char* p) { return Get(RequestRow(runs[run], t), {"request_us", p}); };
+    md << "| " << Fmt(Get(RequestRow(runs["native"], t), {"kernel_us"}), 0);
+    for (const char* run : {"native", "rgpu_unix", "rgpu_tcp"}) md << " | " << Fmt(q(run, "p50")) << " | " << Fmt(q(run, "p99"));
+    for (const char* run : {"rgpu_unix", "rgpu_tcp"})
+      md << " | " << Fmt(q(run, "p50") - q("native", "p50")) << " / " << Fmt(q(run, "p99") - q("native", "p99"));
+    md << " |\n";
+  }
+  md << "\nWhere the time goes (p50, µs, from the kernel's profiling times against the host clock; "
+        "\"–\" where the device's profiling clock is not the host's):\n\n"
+        "| kernel | native before / after | rgpu unix before / after | rgpu tcp before / after |\n"
+        "|---:|---:|---:|---:|\n";
+  for (double t : targets) {
+    md << "| " << Fmt(Get(RequestRow(runs["native"], t), {"kernel_us"}), 0);
+    for (const char* run : {"native", "rgpu_unix", "rgpu_tcp"}) {
+      json row = RequestRow(runs[run], t);
+      md << " | " << Fmt(Get(row, {"before_kernel_us", "p50"})) << " / " << Fmt(Get(row, {"after_kernel_us", "p50"}));
+    }
+    md << " |\n";
+  }
+  md << "\n";
+  return md.str();
+}
+
+// Issue 12's request targets: at most one raw round trip + 10 µs added at p50, two + 20 µs
+// at p99; the worst kernel length decides.
+std::string RequestTargets(json& runs) {
+  std::ostringstream md;
+  for (auto [path, raw] : {std::pair{"rgpu_tcp", "raw_tcp"}, std::pair{"rgpu_unix", "raw_unix"}}) {
+    // The floor of a request that comes after a pause is a ping-pong after the same pause.
+    const double rtt50 = Get(runs[raw], {"sync", "pingpong_idle_us", "p50"});
+    const double rtt99 = Get(runs[raw], {"sync", "pingpong_idle_us", "p99"});
+    for (const char* p : {"p50", "p99"}) {
+      const bool p50 = std::string(p) == "p50";
+      const double limit = p50 ? rtt50 + 10 : 2 * rtt99 + 20;
+      double worst = -INFINITY, worst_t = NAN;
+      for (double t : RequestTargetsUs(runs)) {
+        double added = Get(RequestRow(runs[path], t), {"request_us", p}) - Get(RequestRow(runs["native"], t), {"request_us", p});
+        if (added > worst) worst = added, worst_t = t;
+      }
+      if (std::isinf(worst)) continue;
+      md << "| " << path << " request " << p << " adds ≤ " << (p50 ? "raw RTT p50 + 10" : "2 × raw RTT p99 + 20")
+         << " = " << Fmt(limit) << " µs (worst kernel length; raw after idle) | +" << Fmt(worst) << " µs at "
+         << Fmt(worst_t, 0) << " µs | " << Verdict(worst <= limit) << " |\n";
+    }
+  }
+  return md.str();
+}
+
 // The Markdown report, from the JSON document alone (so `--report FILE` can re-render it).
 std::string Markdown(const json& doc) {
   std::ostringstream md;
@@ -361,7 +459,7 @@ std::string Markdown(const json& doc) {
          doc["options"]["cpu_platform"], doc["options"]["matmul_sizes"], doc["options"]["link_rate_mbit"]};
   const auto sizes_ = doc["options"]["sizes"].get<std::vector<size_t>>();
   const json& env = doc["environment"];
-  const json& runs = doc["runs"];
+  json runs = doc["runs"];  // a copy: a run left out (--tasks) reads as null
   const json& dev = env["device"];
   md << "# rgpu overhead benchmark\n\n";
   md << "| environment | |\n|---|---|\n";
@@ -378,6 +476,8 @@ std::string Markdown(const json& doc) {
 
   const char* cols[] = {"native", "rgpu_unix", "rgpu_tcp"};
   const char* names[] = {"native", "rgpu unix", "rgpu tcp"};
+  const bool has_bandwidth = runs["native"].contains("bandwidth");
+  const bool has_matmul = runs["native"].contains("matmul");
 
   md << "## Synchronous round trip (µs)\n\n"
         "| path | launch+finish p50 | p99 | p99.9 | 4-byte read p50 | p99 | p99.9 |\n"
@@ -390,6 +490,10 @@ std::string Markdown(const json& doc) {
     md << " |\n";
   }
   for (const char* raw : {"raw_unix", "raw_tcp"}) {
+    md << "| " << raw << " ping-pong after 0.2-1 ms idle | – | – | – | "
+       << Fmt(Get(runs[raw], {"sync", "pingpong_idle_us", "p50"})) << " | "
+       << Fmt(Get(runs[raw], {"sync", "pingpong_idle_us", "p99"})) << " | "
+       << Fmt(Get(runs[raw], {"sync", "pingpong_idle_us", "p999"})) << " |\n";
     md << "| " << raw << " ping-pong";
     for (int rep = 0; rep < 2; ++rep)
       for (const char* q : {"p50", "p99", "p999"})
@@ -398,10 +502,11 @@ std::string Markdown(const json& doc) {
   }
   md << "\n";
 
+  const double native_rate = Get(runs["native"], {"async", "launches_per_s"});
+  if (runs["native"].contains("async")) {
   md << "## Asynchronous launches (" << opt_.async_launches << " tiny kernels, one clFinish)\n\n"
         "| path | launches/s | vs native | enqueue µs/launch | client CPU µs/launch |\n"
         "|---|---:|---:|---:|---:|\n";
-  double native_rate = Get(runs["native"], {"async", "launches_per_s"});
   for (int i = 0; i < 3; ++i) {
     const json& r = runs[cols[i]];
     double rate = Get(r, {"async", "launches_per_s"});
@@ -410,8 +515,12 @@ std::string Markdown(const json& doc) {
        << Fmt(Get(r, {"async", "cpu_us_per_launch"}), 2) << " |\n";
   }
   md << "\n";
+  }
+
+  md << RequestsMarkdown(runs);
 
   for (bool write : {true, false}) {
+    if (!has_bandwidth) break;
     std::string dir = write ? "write" : "read";
     md << "## Bandwidth: " << (write ? "writes" : "reads") << " (GB/s, pageable host memory)\n\n"
        << "| size | native blocking | native non-blocking | rgpu unix blocking | non-blocking | "
@@ -434,6 +543,7 @@ std::string Markdown(const json& doc) {
     md << "\n";
   }
 
+  if (has_matmul) {
   md << "## Matrix multiply, end to end incl. transfers (ms; seed 002's workload)\n\n"
         "| N | local CPU (" << opt_.cpu_platform << ") | native | rgpu unix | rgpu tcp | "
         "speed-up rgpu tcp vs local CPU | rgpu tcp / native |\n|---|---:|---:|---:|---:|---:|---:|\n";
@@ -446,6 +556,7 @@ std::string Markdown(const json& doc) {
        << Fmt(tcp, 2) << " | " << Fmt(cpu / tcp, 1) << "x | " << Fmt(tcp / nat, 2) << " |\n";
   }
   md << "\n";
+  }
 
   if (!doc["links"].empty()) {
     md << "## Emulated links (rgpu over TCP through a delaying relay"
@@ -487,6 +598,7 @@ std::string Markdown(const json& doc) {
     }
   }
   for (const char* path : {"rgpu_tcp", "rgpu_unix"}) {
+    if (!runs["native"].contains("async")) break;
     double rate = Get(runs[path], {"async", "launches_per_s"});
     md << "| " << path << " async launch rate ≥ 90% of native | " << Fmt(100 * rate / native_rate, 0)
        << "% | " << Verdict(rate >= 0.9 * native_rate) << " |\n";
@@ -494,7 +606,9 @@ std::string Markdown(const json& doc) {
     md << "| " << path << " client CPU ≤ 5 µs per launch | " << Fmt(cpu, 2) << " µs | "
        << Verdict(cpu <= 5) << " |\n";
   }
+  md << RequestTargets(runs);
   for (const char* dir : {"write", "read"}) {
+    if (!has_bandwidth) break;
     double worst_raw = INFINITY, worst_native = INFINITY;
     for (size_t b : sizes_) {
       if (b < (16u << 20)) continue;
@@ -579,6 +693,11 @@ int main(int argc, char** argv) {
   app.add_option("--worker-timeout", o.worker_timeout_s, "Seconds before a worker is killed")->capture_default_str();
   bool no_links = false;
   app.add_flag("--no-links", no_links, "Skip the emulated links");
+  app.add_option("--rgpud-arg", o.rgpud_args, "An extra option for both rgpud daemons (repeatable; e.g. --rgpud-arg=--poll-us=0)");
+  app.add_option("--tasks", o.tasks, "What the OpenCL runs measure (sync, async, bandwidth, matmul, requests)")
+      ->delimiter(',')->capture_default_str();
+  auto* ru = app.add_option("--request-us", o.request_us, "Kernel lengths (device µs) of the kernel + small read requests")
+      ->delimiter(',')->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (o.quick) {
     if (!it->count()) o.iterations = 1000;
@@ -588,6 +707,7 @@ int main(int argc, char** argv) {
     if (!ld->count()) o.link_delay_ms = {5};
     o.bytes_per_point = 16.0 * (1 << 20);
     if (!mbud->count()) o.matmul_budget_s = 1;
+    if (!ru->count()) o.request_us = {50, 1000};
   }
   if (no_links) o.link_delay_ms.clear();
   char self[4096] = {0};

@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/net.h"
@@ -349,7 +351,20 @@ json RawFloor(const json& spec) {
         throw std::runtime_error("raw ping failed");
       if (i >= 0) us.push_back(Us(Clock::now() - t0));
     }
-    out["sync"] = {{"pingpong_us", Summarise(us)}};
+    // The same after a pause of 0.2-1 ms each, as the requests workload sends them: both
+    // ends have gone to sleep, and waking them is part of the floor.
+    std::mt19937 rng(12345);
+    std::uniform_int_distribution<int> gap_us(200, 1000);
+    std::vector<double> idle;
+    const int n_idle = std::min(iterations, 2000);
+    for (int i = -10; i < n_idle; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+      auto t0 = Clock::now();
+      if (!SendAll(fd, msg, sizeof(msg)) || !RecvAll(fd, msg + 16, 32))
+        throw std::runtime_error("raw ping failed");
+      if (i >= 0) idle.push_back(Us(Clock::now() - t0));
+    }
+    out["sync"] = {{"pingpong_us", Summarise(us)}, {"pingpong_idle_us", Summarise(idle)}};
   }
   if (has("bandwidth")) {
     auto sizes = spec.at("sizes").get<std::vector<size_t>>();
@@ -387,6 +402,147 @@ json RawFloor(const json& spec) {
   return out;
 }
 
+// ---- requests: a kernel of a given length, then a small blocking read ----------------
+//
+// What an interactive service does per request. The spin kernel's work-items each run a
+// dependent chain of `iters` multiply-adds; one work-group per compute unit, so the request
+// never waits for a second wave.
+const char* kSpinSource = R"CL(
+__kernel void spin(__global uint* out, const uint iters) {
+  uint x = (uint)get_global_id(0);
+  for (uint i = 0; i < iters; ++i) x = x * 1664525u + 1013904223u;
+  if (x == 0x9e3779b9u) out[1] = x;  /* keeps the loop; practically never taken */
+  if (get_global_id(0) == 0) out[0] = iters;
+}
+)CL";
+
+struct SpinKernel {
+  cl_kernel k = nullptr;
+  cl_mem out = nullptr;
+  size_t global = 0, local = 0;
+};
+
+uint64_t HostNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + ts.tv_nsec;
+}
+
+// Device time of one launch of `iters`, from its profiling times (median of a few).
+double SpinDeviceUs(cl_command_queue pq, SpinKernel& s, cl_uint iters) {
+  CL_CHECK(clSetKernelArg(s.k, 1, sizeof(iters), &iters));
+  std::vector<double> us;
+  for (int i = 0; i < 5; ++i) {
+    cl_event e;
+    CL_CHECK(clEnqueueNDRangeKernel(pq, s.k, 1, nullptr, &s.global, &s.local, 0, nullptr, &e));
+    CL_CHECK(clWaitForEvents(1, &e));
+    cl_ulong a = 0, b = 0;
+    CL_CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof(a), &a, nullptr));
+    CL_CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof(b), &b, nullptr));
+    clReleaseEvent(e);
+    us.push_back((b - a) / 1e3);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+// Iterations for a kernel of about `target_us` (linear in iterations past a small floor).
+cl_uint CalibrateSpin(cl_command_queue pq, SpinKernel& s, double target_us) {
+  cl_uint iters = 4096;
+  for (int round = 0; round < 4; ++round) {
+    double got = SpinDeviceUs(pq, s, iters);
+    if (got <= 0) got = 1;
+    double next = iters * target_us / got;
+    iters = static_cast<cl_uint>(std::clamp(next, 16.0, 4.0e9));
+    if (std::fabs(got - target_us) < 0.03 * target_us) break;
+  }
+  return iters;
+}
+
+json Requests(ClSetup& cl, const json& spec) {
+  cl_int err;
+  SpinKernel s;
+  s.k = cl.Kernel(kSpinSource, "spin");
+  s.out = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  Check(err, "clCreateBuffer");
+  CL_CHECK(clSetKernelArg(s.k, 0, sizeof(cl_mem), &s.out));
+  const cl_uint cus = std::max<cl_uint>(1, DeviceValue<cl_uint>(cl.device, CL_DEVICE_MAX_COMPUTE_UNITS));
+  size_t max_wg = DeviceValue<size_t>(cl.device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  s.local = std::min<size_t>(128, std::max<size_t>(1, max_wg));
+  s.global = cus * s.local;
+  cl_command_queue pq = clCreateCommandQueue(cl.ctx, cl.device, CL_QUEUE_PROFILING_ENABLE, &err);
+  Check(err, "clCreateCommandQueue(profiling)");
+  const auto targets = spec.at("request_us").get<std::vector<double>>();
+  // The same iterations as the native run when the orchestrator passes them on, so that
+  // every path runs the very same kernels.
+  json given = spec.value("request_iters", json::object());
+  const double budget_s = spec.value("request_budget_s", 2.0);
+  const int max_requests = spec.value("requests", 2000);
+  std::mt19937 rng(12345);
+  json rows = json::array();
+  for (double target : targets) {
+    const std::string key = std::to_string(static_cast<long>(target));
+    cl_uint iters = given.contains(key) ? given[key].get<cl_uint>() : CalibrateSpin(pq, s, target);
+    const double kernel_us = SpinDeviceUs(pq, s, iters);
+    CL_CHECK(clSetKernelArg(s.k, 1, sizeof(iters), &iters));
+    // Requests arrive to an idle device, after a pause of 0.2-1 ms, as a lightly loaded
+    // service sees them.
+    std::uniform_int_distribution<int> gap_us(200, 1000);
+    const int n = std::clamp(static_cast<int>(budget_s * 1e6 / (kernel_us + 600)), 50, max_requests);
+    std::vector<double> total;
+    cl_uint value = 0;
+    for (int i = -10; i < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+      auto t0 = Clock::now();
+      CL_CHECK(clEnqueueNDRangeKernel(cl.q, s.k, 1, nullptr, &s.global, &s.local, 0, nullptr, nullptr));
+      CL_CHECK(clEnqueueReadBuffer(cl.q, s.out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+      if (i >= 0) total.push_back(Us(Clock::now() - t0));
+      if (value != iters) throw std::runtime_error("spin kernel result wrong");
+    }
+    // Where the time goes: the same requests on a profiling queue with the kernel's event.
+    // When the device's profiling clock is one of the host's clocks (NVIDIA's is), the
+    // kernel's start and end split the request into before, kernel and after.
+    std::vector<double> before[2], after[2], kern;
+    int fits[2] = {0, 0};
+    const clockid_t clocks[2] = {CLOCK_REALTIME, CLOCK_MONOTONIC};
+    const int nb = std::min(n, 300);
+    for (int i = 0; i < nb; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+      const uint64_t h0[2] = {HostNs(clocks[0]), HostNs(clocks[1])};
+      cl_event e;
+      CL_CHECK(clEnqueueNDRangeKernel(pq, s.k, 1, nullptr, &s.global, &s.local, 0, nullptr, &e));
+      CL_CHECK(clEnqueueReadBuffer(pq, s.out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+      const uint64_t h1[2] = {HostNs(clocks[0]), HostNs(clocks[1])};
+      cl_ulong a = 0, b = 0;
+      CL_CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof(a), &a, nullptr));
+      CL_CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof(b), &b, nullptr));
+      clReleaseEvent(e);
+      kern.push_back((b - a) / 1e3);
+      for (int c = 0; c < 2; ++c) {
+        if (a < h0[c] || b > h1[c]) continue;
+        ++fits[c];
+        before[c].push_back((a - h0[c]) / 1e3);
+        after[c].push_back((h1[c] - b) / 1e3);
+      }
+    }
+    json row{{"target_us", target}, {"iters", iters}, {"kernel_us", kernel_us}, {"n", n},
+             {"request_us", Summarise(total)}, {"profiled_kernel_us", Summarise(kern)}};
+    // A clock fits when nearly every request's kernel lies inside the host interval.
+    for (int c = 0; c < 2; ++c)
+      if (fits[c] >= nb * 9 / 10) {
+        row["clock"] = c == 0 ? "realtime" : "monotonic";
+        row["before_kernel_us"] = Summarise(before[c]);
+        row["after_kernel_us"] = Summarise(after[c]);
+        break;
+      }
+    rows.push_back(row);
+  }
+  clReleaseCommandQueue(pq);
+  clReleaseMemObject(s.out);
+  clReleaseKernel(s.k);
+  return rows;
+}
+
 json RunCl(const json& spec) {
   ClSetup cl(spec.at("platform").get<std::string>());
   json out{{"platform", PlatformString(cl.platform, CL_PLATFORM_NAME)},
@@ -403,6 +559,8 @@ json RunCl(const json& spec) {
     else if (t == "matmul")
       out["matmul"] = Matmul(cl, spec.at("matmul_sizes").get<std::vector<int>>(),
                              spec.at("matmul_budget_s"));
+    else if (t == "requests")
+      out["requests"] = Requests(cl, spec);
     else throw std::runtime_error("unknown task " + t);
     out["seconds"][t] = std::chrono::duration<double>(Clock::now() - t0).count();
   }

@@ -13,12 +13,15 @@ using nlohmann::json;
 //   kind             "probe" (platform and device facts), "cl" (OpenCL) or "raw" (the floor)
 //   platform         platform name substring ("rgpu", "NVIDIA", "Portable")
 //   address          raw floor server address (kind "raw")
-//   tasks            any of "sync", "async", "bandwidth", "matmul"
+//   tasks            any of "sync", "async", "bandwidth", "matmul", "requests"
 //   iterations       synchronous round trips per operation
 //   async_launches   launches before the one clFinish
 //   sizes            transfer sizes in bytes
 //   matmul_sizes     N of the N x N multiplies
 //   matmul_budget_s  stop repeating a multiply after this long (at least one timed run)
+//   request_us       requests: kernel lengths (device µs) of the kernel + 4-byte read requests
+//   request_iters    requests: {"<target>": iterations} from an earlier run (else calibrated)
+//   request_budget_s requests: about this long per kernel length
 json RunWorker(const json& spec);
 
 // Percentiles of a sample in microseconds: {"n", "p50", "p99", "p999", "max", "min", "mean"}.

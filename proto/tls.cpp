@@ -148,6 +148,7 @@ class TlsStream : public Stream {
   }
 
   SSL* ssl() { return ssl_; }
+  bool PollShowsData() const override { return false; }
 
  private:
   Status Write(const void* buf, size_t n) {

@@ -197,6 +197,22 @@ Status BufferedReader::Read(void* dst, size_t n) {
   return Status::Ok();
 }
 
+bool BufferedReader::Spin(std::chrono::microseconds limit, const std::function<bool()>& keep_going) {
+  if (end_ > begin_) return true;
+  if (limit.count() <= 0 || !s_->PollShowsData()) return false;
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + limit;
+  pollfd p{s_->fd(), POLLIN, 0};
+  for (unsigned i = 0;; ++i) {
+    p.revents = 0;
+    if (poll(&p, 1, 0) > 0) return true;  // bytes, or an error/hang-up the read will report
+    if ((i & 15) == 15 && (Clock::now() > deadline || (keep_going && !keep_going()))) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 Status Stream::SendFrame(const FrameHeader& h, const void* a, size_t alen, const void* b,
                          size_t blen) {
   uint8_t hdr[kHeaderSize];

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ class Stream {
   // Makes a blocked or later Recv see the end of the stream; sending still works.
   void ShutdownRead();
   int fd() const { return fd_; }
+  // Whether polling the socket says when Recv would not wait. Not for TLS: decrypted bytes
+  // may sit in the library's buffer while the socket has none.
+  virtual bool PollShowsData() const { return true; }
 
   // What crossed the socket so far: bytes handed to the reader (decrypted, for TLS) and
   // bytes the sender handed to the kernel. Any thread may read them (proto/liveness.h).
@@ -87,6 +91,12 @@ class BufferedReader {
  public:
   explicit BufferedReader(Stream* s, size_t capacity = 64 * 1024) : s_(s), buf_(capacity) {}
   Status Read(void* dst, size_t n);
+  // Busy-polls the socket, for at most `limit` and while `keep_going()` says so, until bytes
+  // are buffered or arrive; returns whether they did. A thread asleep in recv() is woken by
+  // the kernel when bytes arrive, which on an idle (virtual) CPU costs tens to hundreds of
+  // microseconds at the tail; a thread that polls sees them at once. Returns false at once
+  // for streams where polling says nothing (TLS).
+  bool Spin(std::chrono::microseconds limit, const std::function<bool()>& keep_going = {});
 
  private:
   Stream* s_;

@@ -335,6 +335,14 @@ Scheduler& Server::scheduler(int device) {
   return *schedulers_[device];
 }
 
+bool Server::BeginPoll() {
+  if (pollers_.fetch_add(1) < options_.max_pollers) return true;
+  pollers_.fetch_sub(1);
+  return false;
+}
+
+void Server::EndPoll() { pollers_.fetch_sub(1); }
+
 void Server::LatencyCriticalRequest(bool begin) {
   for (auto& s : schedulers_) s->LatencyCriticalRequest(begin);
 }

@@ -51,6 +51,14 @@ struct ServerOptions {
   // traffic, as rgpud does to them; TCP keepalive is tuned to the same bound for all.
   std::chrono::milliseconds peer_timeout{30000};
   std::chrono::milliseconds heartbeat_interval() const { return peer_timeout / 4; }
+  // After each request, a session's reader polls its socket (busy) for this long before it
+  // sleeps in recv(): waking a sleeping thread costs far more than a round trip at the tail
+  // on idle or virtual CPUs. Latency-critical tenants poll longer. At most max_pollers
+  // sessions poll at once. Defaults: on with 8 CPUs or more, off below (main.cpp), where a
+  // polling thread would take a core the device's own threads need.
+  std::chrono::microseconds poll{0};
+  std::chrono::microseconds lc_poll{0};
+  int max_pollers = 0;
 
   // From the config file (server/config.h). No tenants: one anonymous tenant, no token.
   std::vector<std::shared_ptr<const Tenant>> tenants;
@@ -111,6 +119,10 @@ class Server {
   uint64_t TotalObjects() const { return static_cast<uint64_t>(objects_.load()); }
   uint64_t ActiveSessions();
   bool stopping() const { return stopping_.load(); }
+  // A session may busy-poll its socket (ServerOptions::poll) if fewer than max_pollers do;
+  // each true is paired with one EndPoll.
+  bool BeginPoll();
+  void EndPoll();
   // One line per authenticated session (for Stats / rgpu status).
   struct SessionSummary {
     uint64_t id;
@@ -152,6 +164,7 @@ class Server {
   std::atomic<bool> watch_stop_{false};
   std::unordered_map<uint64_t, proto::PeerWatch> watches_;  // the watchdog's only
   std::atomic<bool> stopping_{false};
+  std::atomic<int> pollers_{0};
   std::atomic<uint64_t> commands_{0};
   std::atomic<int64_t> objects_{0};
   std::atomic<uint64_t> next_session_{1};

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "proto/info.h"
@@ -14,6 +15,14 @@ namespace rgpu::server {
 namespace {
 // Reads up to this size, for a client blocked on them, are answered from the reader thread.
 constexpr size_t kInlineReadMax = 256 * 1024;
+
+float UsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - t).count();
+}
+// A trace keeps at most a million samples per figure.
+void Keep(std::vector<float>& v, float us) {
+  if (v.size() < (1u << 20)) v.push_back(us);
+}
 }  // namespace
 
 using proto::FrameHeader;
@@ -215,6 +224,20 @@ Session::Session(Server* server, uint64_t id, std::unique_ptr<proto::Stream> str
     : server_(server), id_(id), stream_(std::move(stream)), peer_(std::move(peer)) {
   outbox_ = std::make_shared<Outbox>(stream_.get());
   writer_ = std::thread([ob = outbox_] { ob->Run(); });
+  if (const char* t = std::getenv("RGPU_TRACE_REQUESTS"); t && *t && std::string(t) != "0")
+    trace_ = std::make_unique<RequestTrace>();
+}
+
+void Session::RequestTrace::Log(uint64_t session) const {
+  auto q = [](std::vector<float> v, double at) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return static_cast<double>(v[std::min(v.size() - 1, static_cast<size_t>(at * v.size()))]);
+  };
+  spdlog::warn("session {} request trace (us, p50/p99): launch frame to enqueued {:.1f}/{:.1f} (n {}), "
+               "read frame to device answer {:.1f}/{:.1f} (n {}), answer to socket {:.1f}/{:.1f}",
+               session, q(launch_us, 0.5), q(launch_us, 0.99), launch_us.size(), q(read_wait_us, 0.5),
+               q(read_wait_us, 0.99), read_wait_us.size(), q(send_us, 0.5), q(send_us, 0.99));
 }
 
 Session::~Session() {
@@ -227,6 +250,7 @@ void Session::Serve() {
   std::vector<uint8_t> body;
   for (;;) {
     if (!WaitForRoom()) break;
+    PollForNextFrame();
     FrameHeader h;
     uint8_t hdr[proto::kHeaderSize];
     Status s = in_.Read(hdr, proto::kHeaderSize);
@@ -257,6 +281,7 @@ void Session::Serve() {
     }
     stats_.bytes_in += proto::kHeaderSize + body.size();
     if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
+    if (trace_) frame_in_ = std::chrono::steady_clock::now();
     Reader r(body.data(), body.size());
     // A latency-critical tenant's requests (its blocking reads too) keep best-effort work
     // off the device while they are served (Scheduler::LatencyCriticalRequest).
@@ -277,6 +302,7 @@ void Session::Serve() {
     }
     if (static_cast<Op>(h.op) == Op::Goodbye) break;
   }
+  if (trace_) trace_->Log(id_);
   size_t objects = objects_.size();
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
@@ -290,6 +316,16 @@ void Session::Serve() {
   outbox_->WaitDrained(std::chrono::seconds(2));
   stream_->Shutdown();
   if (writer_.joinable()) writer_.join();
+}
+
+void Session::PollForNextFrame() {
+  const Tenant* t = tenant();
+  if (!t) return;  // not before authentication
+  const auto& o = server_->options();
+  const auto limit = t->priority == Priority::LatencyCritical ? o.lc_poll : o.poll;
+  if (limit.count() <= 0 || !server_->BeginPoll()) return;
+  in_.Spin(limit, [this] { return !server_->stopping(); });
+  server_->EndPoll();
 }
 
 bool Session::WaitForRoom() {
@@ -1343,6 +1379,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       if (!launched.ok()) return fail(launched.status());
       ev = launched->event;
       launch_times = launched->times;
+      if (trace_) Keep(trace_->launch_us, UsSince(frame_in_));
       break;
     }
     case Op::Marker:
@@ -1382,6 +1419,8 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
         ws = bk.Wait(std::span<BkEvent* const>(&e, 1));
       }
       int32_t st = ws.ok() ? bk.EventStatus(e) : ws.code();
+      const auto answered = std::chrono::steady_clock::now();
+      if (trace_) Keep(trace_->read_wait_us, UsSince(frame_in_));
       if (st == CL_COMPLETE) {
         // The data and the reply in one write.
         const std::vector<uint8_t> reply = ReplyBody(Status::Ok(), {});
@@ -1399,6 +1438,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
         p += proto::kHeaderSize;
         std::memcpy(p, reply.data(), reply.size());
         out->PushFramed(std::move(frames));
+        if (trace_) Keep(trace_->send_us, UsSince(answered));
       } else {
         SendReply(*out, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
       }

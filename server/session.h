@@ -166,6 +166,8 @@ class Session {
   void RefundMemory(uint64_t size);
   // Backpressure: waits while the session has too much unfinished or unsent work.
   bool WaitForRoom();
+  // Busy-polls the socket for a while before the reader sleeps in recv() (ServerOptions::poll).
+  void PollForNextFrame();
   // Counts a command handed to the device until it completes (backpressure, status). Its
   // event, when it has one (a launch may not: see Scheduler::Direct), is kept as a
   // checkpoint: once complete, the commands counted before it are taken as complete too
@@ -229,6 +231,16 @@ class Session {
   size_t tracked_since_reap_ = 0;
   std::atomic<size_t> live_objects_{0};
   SessionStats stats_;
+
+  // RGPU_TRACE_REQUESTS=1: where a request's time goes inside rgpud (logged at session end):
+  // a launch's frame to its enqueue, a blocking read's frame to the device's answer, and
+  // that answer to the socket. Reader thread only.
+  struct RequestTrace {
+    std::vector<float> launch_us, read_wait_us, send_us;
+    void Log(uint64_t session) const;
+  };
+  std::unique_ptr<RequestTrace> trace_;
+  std::chrono::steady_clock::time_point frame_in_{};  // when the current frame's body arrived
 };
 
 }  // namespace rgpu::server
