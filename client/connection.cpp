@@ -1,8 +1,6 @@
 #include "client/connection.h"
 
 #include <CL/cl.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -64,12 +62,6 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   Status s = c->Handshake(token);
   if (!s.ok()) return s;
   c->stream_->SetRecvTimeout(std::chrono::milliseconds(0));
-  // RGPU_RECEIVER_POLL=0 keeps the receiver asleep in recv() while the application waits
-  // (default: polling with 8 CPUs or more).
-  const char* rp = std::getenv("RGPU_RECEIVER_POLL");
-  const bool receiver_poll = rp && *rp ? std::string(rp) != "0" : ManyCpus();
-  if (c->stream_->PollShowsData() && SpinLimitUs() > 0 && receiver_poll)
-    c->wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
   c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
   if (c->peer_timeout_.count() > 0) {
@@ -95,52 +87,6 @@ Connection::~Connection() {
   }
   stream_->Shutdown();
   if (receiver_.joinable()) receiver_.join();
-  if (wake_fd_ >= 0) close(wake_fd_);
-}
-
-void Connection::BeginWait() {
-  if (wake_fd_ < 0) return;
-  waiters_.fetch_add(1);
-  if (receiver_asleep_.load()) {
-    const uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
-  }
-}
-
-void Connection::EndWait() {
-  if (wake_fd_ >= 0) waiters_.fetch_sub(1);
-}
-
-void Connection::AwaitFrame(proto::BufferedReader& in) {
-  if (wake_fd_ < 0) return;  // TLS, or spinning off: the blocking read waits
-  const auto limit = std::chrono::microseconds(SpinLimitUs());
-  for (;;) {
-    if (in.Spin(std::chrono::microseconds(0))) return;  // bytes already buffered
-    if (waiters_.load() > 0) {
-      // Poll while the application waits, up to the limit; then the read sleeps in recv().
-      in.Spin(limit, [this] { return waiters_.load() > 0; });
-      return;
-    }
-    // Sleep until bytes arrive or BeginWait says someone now waits. Either this thread
-    // sees the waiter or BeginWait sees it asleep and writes the eventfd.
-    receiver_asleep_.store(true);
-    if (waiters_.load() > 0) {
-      receiver_asleep_.store(false);
-      continue;
-    }
-    pollfd fds[2] = {{stream_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    const int n = poll(fds, 2, -1);
-    receiver_asleep_.store(false);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;  // the read reports what is wrong with the socket
-    }
-    if (fds[1].revents & POLLIN) {
-      uint64_t count;
-      [[maybe_unused]] ssize_t r = read(wake_fd_, &count, sizeof(count));
-    }
-    if (fds[0].revents) return;  // bytes, or the end of the stream: the read says which
-  }
 }
 
 uint32_t SpinLimitUs() {
@@ -338,7 +284,6 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
     }
     pending_[tag] = p;
   }
-  WaitScope waiting(*this);
   Status s;
   if (data_len > proto::kDataChunk) {
     s = SendBulk(op, tag, body, data, data_len);
@@ -468,7 +413,6 @@ void Connection::ReceiveLoop() {
   proto::BufferedReader in(stream_.get());
   std::vector<uint8_t> body;
   for (;;) {
-    AwaitFrame(in);
     FrameHeader h;
     uint8_t hdr[proto::kHeaderSize];
     Status s = in.Read(hdr, proto::kHeaderSize);

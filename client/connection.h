@@ -111,21 +111,6 @@ class Connection {
   // Writes out everything queued so far.
   Status Flush();
 
-  // An application thread is about to wait for an answer: until the matching EndWait, the
-  // receiver polls the socket instead of sleeping in recv(), so that the answer is not held
-  // up by the wake-up of a sleeping thread (tens to hundreds of microseconds at the tail on
-  // idle or virtual CPUs). The receiver is woken now, while the request travels. Bounded by
-  // RGPU_SPIN_US per wait, like the waiting thread's own spin; RGPU_SPIN_US=0 turns it off.
-  void BeginWait();
-  void EndWait();
-  struct WaitScope {
-    explicit WaitScope(Connection& c) : c_(c) { c_.BeginWait(); }
-    ~WaitScope() { c_.EndWait(); }
-    WaitScope(const WaitScope&) = delete;
-    WaitScope& operator=(const WaitScope&) = delete;
-    Connection& c_;
-  };
-
   // Unsolicited notifications (event completion, asynchronous errors) go to these.
   std::function<void(uint64_t event_id, int32_t status)> on_event_done;
   std::function<void(uint16_t op, uint64_t id, int32_t code, const std::string& msg)> on_async_error;
@@ -134,9 +119,6 @@ class Connection {
   Connection() = default;
   Status Handshake(const std::string& token);
   void ReceiveLoop();
-  // Before the receiver reads the next frame: polls while an application thread waits,
-  // else sleeps until bytes arrive or BeginWait wakes it. False: the stream ended.
-  void AwaitFrame(proto::BufferedReader& in);
   void FlushLoop();
   // With a server that speaks Heartbeat: sends one when nothing was sent for the interval
   // the server named, and fails the connection (every pending and later call) when the
@@ -178,10 +160,6 @@ class Connection {
 
   std::chrono::milliseconds heartbeat_interval_{0}, peer_timeout_{0};  // 0: not spoken
   std::condition_variable watch_cv_;  // with buf_mu_: wakes WatchLoop to stop
-
-  std::atomic<int> waiters_{0};           // application threads between BeginWait and EndWait
-  std::atomic<bool> receiver_asleep_{false};
-  int wake_fd_ = -1;                      // eventfd: BeginWait wakes a sleeping receiver
 
   std::thread receiver_;
   std::thread flusher_;

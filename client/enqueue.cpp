@@ -1,7 +1,6 @@
 // Every clEnqueue*. Non-blocking commands are queued on the connection and return at once:
 // the event id is ours, the server resolves wait lists, and nothing waits for the network.
 #include <cstdlib>
-#include <optional>
 
 #include "client/icd.h"
 
@@ -102,9 +101,6 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   }
   Hold(e);
   Hold(c.q);
-  // A blocking read's answer is awaited by the receiver polling, not sleeping (BeginWait).
-  std::optional<rgpu::client::Connection::WaitScope> waiting;
-  if (blocking) waiting.emplace(c.q->conn());
   Status s = c.q->conn().StartRead(op, c.body, sink, blocking);
   if (!s.ok()) {
     sink->Done(s);

@@ -649,9 +649,16 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   }
   if (!pick) return false;
   auto h = pick->queue.front();
-  // One tenant's held work on the device at a time; a run is everything its launch has left.
+  // One tenant's held work on the device at a time.
   if (device_in_flight_ > 0 && on_device_ != pick) return false;
-  if (h->preemptible ? device_in_flight_ > 0 : device_in_flight_ >= (lc_active ? 1 : kHeldDepth)) return false;
+  if (h->preemptible) {
+    // A second run may queue behind the first, claiming from the same counter, so that the
+    // device does not idle while rgpud learns that the first ended; never after a stop.
+    const bool chain = device_in_flight_ == 1 && h->in_flight == 1 && !h->stop_sent;
+    if (device_in_flight_ > 0 && !chain) return false;
+  } else if (device_in_flight_ >= (lc_active ? 1 : kHeldDepth)) {
+    return false;
+  }
 
   size_t first = h->next, count = 1;
   double piece_ns = 0;  // measured cost of one fine piece, 0 when unknown
@@ -666,10 +673,13 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     else count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
     count = std::min(count, h->total - first);
   } else if (h->preemptible) {
-    count = h->total - first;
-    h->stop_sent = false;
-    h->run_started = now;
+    count = RunGroups(*h, first, lc_active && pick->priority != Priority::LatencyCritical);
+    if (h->in_flight == 0) {  // a fresh start: the run's control write clears any stop
+      h->stop_sent = false;
+      h->run_started = now;
+    }
   }
+  const bool fresh_run = h->preemptible && h->in_flight == 0;
   h->next += count;
   h->in_flight++;
   pick->in_flight++;
@@ -678,7 +688,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   on_device_ = pick;
   if (h->preemptible) runs_.push_back(h);
   lk.unlock();
-  if (h->preemptible) DispatchRun(h, seq);
+  if (h->preemptible) DispatchRun(h, seq, fresh_run, count);
   else DispatchSlices(h, first, count, seq);
   lk.lock();
   return true;
@@ -717,30 +727,52 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
 
 // One run: write the control words, launch every group left, read the words back. The
 // read's completion ends the run; the kernel's profiling times are its device time.
-void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq) {
-  uint64_t limit = h->total;
-  if (options_.force_runs) {
-    // Tests: stop each run after a random number of work-groups, as a stop flag would.
-    thread_local std::mt19937_64 rng(std::random_device{}());
-    limit = h->done + 1 + rng() % (h->total - h->done);
+uint64_t Scheduler::RunGroups(const Held& h, uint64_t first, bool beside_lc) {
+  // A stop costs the device every group of the runs on it that has not started: each starts,
+  // sees the flag and returns. For a launch of millions of small groups (a streaming kernel
+  // over gigabytes) that drain took about as long as the work, so a run holds only about a
+  // budget's worth of measured work: the quantum, or a latency-critical slice beside such a
+  // tenant. Never less than a wave of the device; the first run of a kernel, unmeasured, is
+  // two waves.
+  size_t local = 1;
+  for (cl_uint d = 0; d < h.run.launch.dims; ++d) local *= h.run.launch.local[d];
+  const uint64_t wave = std::max<uint64_t>(1, wave_items_ / std::max<size_t>(local, 1));
+  uint64_t groups = 2 * wave;
+  auto it = cost_ns_.find(h.req.sched_kernel);
+  if (it != cost_ns_.end() && it->second > 0) {
+    const double budget_ns = 1000.0 * (beside_lc ? std::min(options_.quantum_us, options_.lc_slice_us)
+                                                 : options_.quantum_us);
+    groups = std::max<uint64_t>(wave, static_cast<uint64_t>(budget_ns / it->second));
   }
-  h->run_limit = limit;
-  const uint32_t words[4] = {0, static_cast<uint32_t>(h->done), static_cast<uint32_t>(limit), 0};
-  std::memcpy(h->ctl_out->data(), words, sizeof words);
+  return std::min<uint64_t>(groups, h.total - std::min(first, h.total));
+}
+
+void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, uint64_t groups) {
   auto fail = [&](const Status& s) {
     spdlog::debug("preemptible run failed: {}", s.message());
     RunDone(h, seq, nullptr, s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
   };
-  auto written = backend_->Write(h->req.exec_queue, h->ctl, 0, h->ctl_out, {});
-  if (!written.ok()) return fail(written.status());
-  {
+  if (fresh) {
+    // The control words restart from what is done; a chained run (queued behind one still on
+    // the device) goes on claiming from the same counter, so it writes nothing.
+    uint64_t limit = h->total;
+    if (options_.force_runs) {
+      // Tests: stop each run after a random number of work-groups, as a stop flag would.
+      thread_local std::mt19937_64 rng(std::random_device{}());
+      limit = h->done + 1 + rng() % (h->total - h->done);
+    }
+    h->run_limit = limit;
+    const uint32_t words[4] = {0, static_cast<uint32_t>(h->done), static_cast<uint32_t>(limit), 0};
+    std::memcpy(h->ctl_out->data(), words, sizeof words);
+    auto written = backend_->Write(h->req.exec_queue, h->ctl, 0, h->ctl_out, {});
+    if (!written.ok()) return fail(written.status());
     std::lock_guard g(mu_);
     if (h->ctl_written) backend_->Release(proto::ObjType::Event, h->ctl_written);
     h->ctl_written = *written;
   }
   std::vector<KernelArgValue> args = h->req.args;
   AppendHidden(args, h->run.HiddenArg(), h->ctl);
-  const auto phys = h->run.Range(h->total - h->done);
+  const auto phys = h->run.Range(std::max<uint64_t>(groups, 1));
   NDRange range;
   range.dims = h->run.launch.dims;
   range.has_local = true;
@@ -777,16 +809,22 @@ void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_e
   uint32_t words[4] = {0, 0, 0, 0};
   std::memcpy(words, h->ctl_in->data(), sizeof words);
   std::lock_guard lk(mu_);
-  runs_.erase(std::remove(runs_.begin(), runs_.end(), h), runs_.end());
+  // This run only: a chained run of the same launch may still be on the device.
+  if (auto r = std::find(runs_.begin(), runs_.end(), h); r != runs_.end()) runs_.erase(r);
   Completed(seq, h->tenant, timed ? &t : nullptr);
   const uint64_t before = h->done;
   if (kernel_status >= 0) h->done = std::max<uint64_t>(before, std::min<uint64_t>(words[1], h->run_limit));
   else h->status = kernel_status;
-  h->next = h->done;
+  // With no run left on the device, the next one starts from what is done (a stopped run
+  // claimed less than it was sized for); otherwise the chained run goes on from its claims.
+  if (h->in_flight == 1) h->next = h->done;
   auto it = tenants_.find(h->tenant);
   if (it != tenants_.end()) {
     it->second.usage.runs++;
-    if (h->done < h->total && kernel_status >= 0) it->second.usage.preempted++;
+    // Stopped (by a flag, or by a test's limit) before the launch's end; a run that ended
+    // at its own size is not preempted.
+    if (h->done < h->total && kernel_status >= 0 && (h->stop_sent || h->run_limit < h->total))
+      it->second.usage.preempted++;
     it->second.in_flight--;
   }
   PieceDone(*h, timed ? &t : nullptr, h->done - before);

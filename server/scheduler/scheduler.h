@@ -160,7 +160,10 @@ class Scheduler {
   bool DispatchOne(std::unique_lock<std::mutex>& lk);  // requires mu_ held via lk
   // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).
   void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
-  void DispatchRun(std::shared_ptr<Held> h, uint64_t seq);
+  // Work-groups of the next run of `h` from group `first` (requires mu_): bounded by measured time.
+  uint64_t RunGroups(const Held& h, uint64_t first, bool beside_lc);
+  // `fresh`: no other run of `h` is on the device, so the control words are (re)written.
+  void DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, uint64_t groups);
   void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
   void RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_event, int32_t status);
   // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
