@@ -27,6 +27,12 @@ constexpr size_t kFinePieces = 256;
 // once every kSampleEvery launches when the application asked for none.
 constexpr double kSampledBelowNs = 50'000;
 constexpr uint32_t kSampleEvery = 16;
+// Work-groups that take less device time than this each are not run preemptibly but in
+// slices: every work-group of a run claims its id with an atomic on one counter, and for a
+// streaming kernel of millions of tiny groups those atomics cost more than its work (measured
+// on an H100: saxpy over 2 GiB, about 0.5 ns of work per group, took 1.37x as long as runs),
+// while a stop would save little: the groups not started drain about as slowly as they run.
+constexpr double kRunGroupMinNs = 20;
 
 KernelArgValue HiddenArg(const cl_ulong16& v) {
   KernelArgValue a;
@@ -503,50 +509,72 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
 
 void Scheduler::PlanHeld(Held& h) {
   if (!h.req.slice_info) return;
-  const slicer::LaunchShape shape = ShapeOf(h.req.range);
-  if (!options_.force_slices) {
-    // First choice: preemptible runs. With no local size rgpud picks one, up to the kernel's
-    // limit on this device.
-    size_t max_local = 0;
-    std::vector<uint8_t> raw;
-    if (!h.req.range.has_local &&
-        backend_->GetInfo(proto::InfoFamily::KernelWorkGroup, h.req.sched_kernel, h.req.device, 0,
-                          CL_KERNEL_WORK_GROUP_SIZE, &raw).ok() &&
-        raw.size() == sizeof(size_t))
-      std::memcpy(&max_local, raw.data(), sizeof(size_t));
-    auto run = slicer::PlanRun(*h.req.slice_info, shape, max_local);
-    if (run.ok() && h.req.ctl_queue) {
-      auto ctl = backend_->CreateBuffer(h.req.context, CL_MEM_READ_WRITE, slicer::kControlBytes, {});
-      if (ctl.ok()) {
-        h.run = std::move(run).value();
-        h.preemptible = true;
-        h.ctl = *ctl;
-        h.ctl_out = std::make_shared<ByteVec>(slicer::kControlBytes);
-        h.ctl_in = std::make_shared<ByteVec>(slicer::kControlBytes);
-        h.total = h.run.total_groups;
-        return;
-      }
-      spdlog::debug("no control buffer for a preemptible run: {}", ctl.status().message());
-    } else if (!run.ok()) {
-      spdlog::debug("launch not preemptible: {}", run.reason());
-    }
+  bool runs_pay;
+  {
+    std::lock_guard lk(mu_);
+    runs_pay = RunsPay(h.req.sched_kernel);
   }
-  // Then slices of whole work-groups, each at least one full wave of the device: a slice
-  // smaller than that still takes as long as a wave (measured on an H200: a 2-group slice of a
+  // Preemptible runs first, unless the kernel's work-groups are too small for them to pay;
+  // then slices; then runs all the same (better than running whole).
+  if (!options_.force_slices && runs_pay && PlanRuns(h)) return;
+  if (PlanSlicesOf(h)) return;
+  if (!options_.force_slices && !runs_pay) PlanRuns(h);
+}
+
+bool Scheduler::PlanRuns(Held& h) {
+  const slicer::LaunchShape shape = ShapeOf(h.req.range);
+  // With no local size rgpud picks one, up to the kernel's limit on this device.
+  size_t max_local = 0;
+  std::vector<uint8_t> raw;
+  if (!h.req.range.has_local &&
+      backend_->GetInfo(proto::InfoFamily::KernelWorkGroup, h.req.sched_kernel, h.req.device, 0,
+                        CL_KERNEL_WORK_GROUP_SIZE, &raw).ok() &&
+      raw.size() == sizeof(size_t))
+    std::memcpy(&max_local, raw.data(), sizeof(size_t));
+  auto run = slicer::PlanRun(*h.req.slice_info, shape, max_local);
+  if (!run.ok()) {
+    spdlog::debug("launch not preemptible: {}", run.reason());
+    return false;
+  }
+  if (!h.req.ctl_queue) return false;
+  auto ctl = backend_->CreateBuffer(h.req.context, CL_MEM_READ_WRITE, slicer::kControlBytes, {});
+  if (!ctl.ok()) {
+    spdlog::debug("no control buffer for a preemptible run: {}", ctl.status().message());
+    return false;
+  }
+  h.run = std::move(run).value();
+  h.preemptible = true;
+  h.ctl = *ctl;
+  h.ctl_out = std::make_shared<ByteVec>(slicer::kControlBytes);
+  h.ctl_in = std::make_shared<ByteVec>(slicer::kControlBytes);
+  h.total = h.run.total_groups;
+  return true;
+}
+
+bool Scheduler::PlanSlicesOf(Held& h) {
+  // Slices of whole work-groups, each at least one full wave of the device: a slice smaller
+  // than that still takes as long as a wave (measured on an H200: a 2-group slice of a
   // 528-group launch took as long as all 528), so cutting below it only multiplies the time.
   size_t items = 1;
   for (uint32_t i = 0; i < h.req.range.dims; ++i) items *= h.req.range.global[i];
   const size_t pieces = options_.force_slices
                             ? options_.force_slices
                             : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
-  auto plan = slicer::PlanSlices(*h.req.slice_info, shape, pieces);
-  if (plan.ok()) {
-    h.plan = std::move(plan).value();
-    h.sliceable = true;
-    h.total = h.plan.slices.size();
-  } else {
+  auto plan = slicer::PlanSlices(*h.req.slice_info, ShapeOf(h.req.range), pieces);
+  if (!plan.ok()) {
     spdlog::debug("launch not sliced: {}", plan.reason());
+    return false;
   }
+  h.plan = std::move(plan).value();
+  h.sliceable = true;
+  h.total = h.plan.slices.size();
+  return true;
+}
+
+bool Scheduler::RunsPay(BkKernel* kernel) {
+  if (options_.force_runs) return true;
+  auto it = group_cost_ns_.find(kernel);
+  return it == group_cost_ns_.end() || it->second >= kRunGroupMinNs;
 }
 
 void Scheduler::StopRuns(std::optional<uint64_t> session) {
@@ -738,8 +766,8 @@ uint64_t Scheduler::RunGroups(const Held& h, uint64_t first, bool beside_lc) {
   for (cl_uint d = 0; d < h.run.launch.dims; ++d) local *= h.run.launch.local[d];
   const uint64_t wave = std::max<uint64_t>(1, wave_items_ / std::max<size_t>(local, 1));
   uint64_t groups = 2 * wave;
-  auto it = cost_ns_.find(h.req.sched_kernel);
-  if (it != cost_ns_.end() && it->second > 0) {
+  auto it = group_cost_ns_.find(h.req.sched_kernel);
+  if (it != group_cost_ns_.end() && it->second > 0) {
     const double budget_ns = 1000.0 * (beside_lc ? std::min(options_.quantum_us, options_.lc_slice_us)
                                                  : options_.quantum_us);
     groups = std::max<uint64_t>(wave, static_cast<uint64_t>(budget_ns / it->second));
@@ -835,7 +863,9 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
     const double ns = static_cast<double>(t->end - t->start);
     // What one piece (a fine slice, or a work-group of a run) costs: sizes later slices.
     if (pieces > 0) {
-      auto [c, fresh] = cost_ns_.try_emplace(h.req.sched_kernel, ns / pieces);
+      auto& costs = h.preemptible ? group_cost_ns_ : cost_ns_;
+      if (costs.size() > 4096) costs.clear();  // kernels come and go
+      auto [c, fresh] = costs.try_emplace(h.req.sched_kernel, ns / pieces);
       if (!fresh) c->second = 0.7 * c->second + 0.3 * ns / pieces;
     }
     auto& times = *h.times;

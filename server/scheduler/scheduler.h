@@ -160,6 +160,8 @@ class Scheduler {
   bool DispatchOne(std::unique_lock<std::mutex>& lk);  // requires mu_ held via lk
   // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).
   void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
+  bool PlanRuns(Held& h);
+  bool PlanSlicesOf(Held& h);
   // Work-groups of the next run of `h` from group `first` (requires mu_): bounded by measured time.
   uint64_t RunGroups(const Held& h, uint64_t first, bool beside_lc);
   // `fresh`: no other run of `h` is on the device, so the control words are (re)written.
@@ -169,6 +171,9 @@ class Scheduler {
   // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
   // (`pieces` fine slices or work-groups; 0 measures nothing), the launch's profiling span.
   void PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces);
+  // Whether launches of `kernel` should run as preemptible runs (requires mu_): not when its
+  // work-groups are so small that claiming them costs more than stopping saves.
+  bool RunsPay(BkKernel* kernel);
   // Sets the stop flag of every preemptible run on the device (of `session` only, when given).
   void StopRuns(std::optional<uint64_t> session);  // requires mu_
   // Stops the run on the device once it has had its quantum and another tenant waits.
@@ -184,8 +189,10 @@ class Scheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, TenantState> tenants_;  // GUARDED_BY(mu_)
-  // Measured device ns per fine slice of each kernel (EWMA), by dispatcher kernel handle.
-  std::unordered_map<BkKernel*, double> cost_ns_;  // GUARDED_BY(mu_)
+  // Measured device ns (EWMA), by dispatcher kernel handle: per fine slice of a sliced
+  // launch, and per work-group of a preemptible run.
+  std::unordered_map<BkKernel*, double> cost_ns_;        // GUARDED_BY(mu_)
+  std::unordered_map<BkKernel*, double> group_cost_ns_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
   double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
   DeviceLedger ledger_;                             // GUARDED_BY(mu_)
