@@ -31,13 +31,13 @@ void Extent(const ImageInfo& im, size_t e[3]) {
 
 // CL_INVALID_VALUE if the region being read or written specified by origin and region is
 // out of bounds or if ptr is a NULL value; values of origin and region that an image's type
-// does not have must be 0 and 1.
+// does not have must be 0 and 1. (An empty region is the device's to judge.)
 bool RegionValid(cl_mem m, const size_t* origin, const size_t* region) {
   if (!origin || !region) return false;
   size_t e[3];
   Extent(*m->image, e);
   for (int i = 0; i < 3; ++i)
-    if (region[i] == 0 || origin[i] > e[i] || region[i] > e[i] - origin[i]) return false;
+    if (origin[i] > e[i] || region[i] > e[i] - origin[i]) return false;
   return true;
 }
 
@@ -67,6 +67,7 @@ bool TransferStrides(cl_mem m, const size_t* region, size_t row_pitch, size_t sl
 }
 
 size_t HostExtent(const size_t* region, size_t row_bytes, size_t y, size_t z) {
+  if (region[0] == 0 || region[1] == 0 || region[2] == 0) return 0;
   return (region[2] - 1) * z + (region[1] - 1) * y + row_bytes;
 }
 

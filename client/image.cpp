@@ -109,7 +109,7 @@ void RowsAndSlices(const cl_image_desc& d, size_t* rows, size_t* slices) {
 }
 
 void PutImageRequest(Writer& w, cl_mem m, cl_context ctx, cl_mem_flags flags,
-                     const cl_image_format& f, const cl_image_desc& d) {
+                     const cl_image_format& f, const cl_image_desc& d, const void* host_ptr) {
   w.u64(m->id);
   w.u64(ctx->id);
   // As for buffers: host-pointer flags describe client memory, host-access flags are checked here.
@@ -121,9 +121,10 @@ void PutImageRequest(Writer& w, cl_mem m, cl_context ctx, cl_mem_flags flags,
   w.u64(d.image_height);
   w.u64(d.image_depth);
   w.u64(d.image_array_size);
-  // Pitches reach the device only for images made from a buffer (they lay out its memory).
-  w.u64(d.mem_object ? d.image_row_pitch : 0);
-  w.u64(d.mem_object ? d.image_slice_pitch : 0);
+  // Host data travels packed, so its pitches stay here; without host data the device judges
+  // the pitches given (and uses them for an image made from a buffer).
+  w.u64(host_ptr ? 0 : d.image_row_pitch);
+  w.u64(host_ptr ? 0 : d.image_slice_pitch);
   w.u32(d.num_mip_levels);
   w.u32(d.num_samples);
   w.u64(d.mem_object ? d.mem_object->id : 0);
@@ -136,15 +137,16 @@ cl_int CheckImageArgs(cl_context ctx, cl_mem_flags flags, const cl_image_format*
   if (!FlagsValid(flags)) return CL_INVALID_VALUE;
   // CL_INVALID_IMAGE_FORMAT_DESCRIPTOR if values specified in image_format are not valid or
   // if image_format is NULL
-  if (!f || proto::ImageElementSize(f->image_channel_order, f->image_channel_data_type) == 0)
+  // Formats and descriptors are the device's to judge, except where host data must be packed
+  // here first: that needs a pixel size rgpu knows and a type with known dimensions.
+  if (!f || (host_ptr && proto::ImageElementSize(f->image_channel_order, f->image_channel_data_type) == 0))
     return CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
   // CL_INVALID_IMAGE_DESCRIPTOR if values specified in image_desc are not valid or if
   // image_desc is NULL
-  if (!d || !IsImageType(d->image_type) || d->image_width == 0) return CL_INVALID_IMAGE_DESCRIPTOR;
+  if (!d || (host_ptr && (!IsImageType(d->image_type) || d->image_width == 0)))
+    return CL_INVALID_IMAGE_DESCRIPTOR;
   if (d->mem_object && (!ValidMem(d->mem_object) || d->mem_object->image ||
                         d->mem_object->context != ctx))
-    return CL_INVALID_IMAGE_DESCRIPTOR;
-  if (!d->mem_object && !host_ptr && (d->image_row_pitch || d->image_slice_pitch))
     return CL_INVALID_IMAGE_DESCRIPTOR;
   // CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or CL_MEM_COPY_HOST_PTR
   // are set in flags or if host_ptr is not NULL but they are not set
@@ -191,7 +193,7 @@ cl_mem CreateImage(cl_context ctx, cl_mem_flags flags, const cl_image_format* f,
   m->id = ctx->conn->NewId();
   std::vector<uint8_t> body;
   Writer w(&body);
-  PutImageRequest(w, m, ctx, flags, *f, *d);
+  PutImageRequest(w, m, ctx, flags, *f, *d, host_ptr);
   w.u64(data.size());
   Reply rep = ctx->conn->Call(Op::CreateImage, body, data.data(), data.size());
   proto::Reader r = rep.reader();

@@ -135,10 +135,13 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
   // memory). A format rgpu cannot size is counted at 16 bytes a pixel, the largest there is.
   const uint64_t element = proto::ImageElementSize(d.channel_order, d.channel_type);
   uint64_t packed = 0;
+  // An unknown image type is the device's to refuse (nothing is charged for it); sizes whose
+  // product overflows are refused here.
   if (!proto::PackedImageBytes(d.image_type, d.width, d.height, d.depth, d.array_size,
-                               element ? element : 16, &packed))
+                               element ? element : 16, &packed) &&
+      proto::PackedImageBytes(d.image_type, 1, 1, 1, 1, 1, &packed))
     return Reply(h, Status::Error(CL_INVALID_IMAGE_SIZE, "image size out of range")), Status::Ok();
-  if (!(*blob)->empty() && (element == 0 || (*blob)->size() != packed))
+  if (!(*blob)->empty() && (element == 0 || (*blob)->size() != packed || d.row_pitch || d.slice_pitch))
     return Status::Protocol("initial data does not match the image size");
   const uint64_t charge = buffer_id ? 0 : packed;
   if (!ChargeMemory(charge))
@@ -303,6 +306,7 @@ Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
     case Op::WriteImage: ev = bk.WriteImage(queue, ma, c.ra, c.blob, waits); break;
     case Op::ReadImage:
       dst = server_->buffers().Acquire(bytes);
+      dst->reserve(std::max<uint64_t>(bytes, 1));  // an empty region still names real memory
       dst->resize(bytes);
       ev = bk.ReadImage(queue, ma, c.ra, dst, waits);
       break;
