@@ -478,10 +478,17 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
   Writer w(&body);
   w.u64(k->id);
   w.u32(index);
+  // Where the device could not say that an argument takes an object (a program built from a
+  // binary, without argument info: an image or a sampler probes as an 8-byte value), a value
+  // that is one of our objects is sent as that object, never as its address.
+  const bool maybe_object = shape.kind == ArgShape::Unchecked ||
+                            (shape.kind == ArgShape::Value && shape.size == sizeof(void*));
   const bool is_sampler = shape.kind == ArgShape::Sampler ||
-                          (shape.kind == ArgShape::Unchecked && value && size == sizeof(cl_sampler) &&
+                          (maybe_object && value && size == sizeof(cl_sampler) &&
                            IsOurSampler(*static_cast<void* const*>(value)));
   const bool is_mem = shape.kind == ArgShape::Mem || shape.kind == ArgShape::Image ||
+                      (shape.kind == ArgShape::Value && value && size == sizeof(cl_mem) &&
+                       maybe_object && IsOurMem(*static_cast<void* const*>(value))) ||
                       (shape.kind == ArgShape::Unchecked && value && size == sizeof(cl_mem) &&
                        (*static_cast<void* const*>(value) == nullptr ||
                         IsOurMem(*static_cast<void* const*>(value))));

@@ -227,7 +227,9 @@ Status Session::CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kin
   if (shape == S::Mem) ok = kind == V::Mem || null_bytes;
   else if (shape == S::Image) ok = kind == V::Mem;
   else if (shape == S::Sampler) ok = kind == V::Sampler;
-  else if (kind == V::Sampler) ok = shape == S::Unchecked;
+  // Unchecked, or a value the size of a pointer: what a device without argument info shows
+  // for an image or a sampler (programs from binaries); the client sends ours as objects.
+  else if (kind == V::Sampler) ok = shape == S::Unchecked || k.arg_shapes[index].size == sizeof(void*);
   if (ok) return Status::Ok();
   // CL_INVALID_ARG_VALUE if arg_value is not a valid value for the argument
   return Status::Error(CL_INVALID_ARG_VALUE,
