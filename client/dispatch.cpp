@@ -95,6 +95,15 @@ std::remove_pointer_t<cl_api_clCreateCommandQueueWithProperties> CreateCommandQu
 std::remove_pointer_t<cl_api_clCreateBufferWithProperties> CreateBufferWithProperties;
 std::remove_pointer_t<cl_api_clSetContextDestructorCallback> SetContextDestructorCallback;
 std::remove_pointer_t<cl_api_clCloneKernel> CloneKernel;
+std::remove_pointer_t<cl_api_clCreateImageWithProperties> CreateImageWithProperties;
+std::remove_pointer_t<cl_api_clCreateSamplerWithProperties> CreateSamplerWithProperties;
+std::remove_pointer_t<cl_api_clEnqueueReadImage> EnqueueReadImage;
+std::remove_pointer_t<cl_api_clEnqueueWriteImage> EnqueueWriteImage;
+std::remove_pointer_t<cl_api_clEnqueueCopyImage> EnqueueCopyImage;
+std::remove_pointer_t<cl_api_clEnqueueCopyImageToBuffer> EnqueueCopyImageToBuffer;
+std::remove_pointer_t<cl_api_clEnqueueCopyBufferToImage> EnqueueCopyBufferToImage;
+std::remove_pointer_t<cl_api_clEnqueueMapImage> EnqueueMapImage;
+std::remove_pointer_t<cl_api_clEnqueueFillImage> EnqueueFillImage;
 
 namespace {
 
@@ -167,13 +176,13 @@ cl_icd_dispatch MakeDispatch() {
   d.clEnqueueReadBuffer = &EnqueueReadBuffer;
   d.clEnqueueWriteBuffer = &EnqueueWriteBuffer;
   d.clEnqueueCopyBuffer = &EnqueueCopyBuffer;
-  d.clEnqueueReadImage = &Unsupported<cl_api_clEnqueueReadImage>::Fn;
-  d.clEnqueueWriteImage = &Unsupported<cl_api_clEnqueueWriteImage>::Fn;
-  d.clEnqueueCopyImage = &Unsupported<cl_api_clEnqueueCopyImage>::Fn;
-  d.clEnqueueCopyImageToBuffer = &Unsupported<cl_api_clEnqueueCopyImageToBuffer>::Fn;
-  d.clEnqueueCopyBufferToImage = &Unsupported<cl_api_clEnqueueCopyBufferToImage>::Fn;
+  d.clEnqueueReadImage = &EnqueueReadImage;
+  d.clEnqueueWriteImage = &EnqueueWriteImage;
+  d.clEnqueueCopyImage = &EnqueueCopyImage;
+  d.clEnqueueCopyImageToBuffer = &EnqueueCopyImageToBuffer;
+  d.clEnqueueCopyBufferToImage = &EnqueueCopyBufferToImage;
   d.clEnqueueMapBuffer = &EnqueueMapBuffer;
-  d.clEnqueueMapImage = &Unsupported<cl_api_clEnqueueMapImage>::Fn;
+  d.clEnqueueMapImage = &EnqueueMapImage;
   d.clEnqueueUnmapMemObject = &EnqueueUnmapMemObject;
   d.clEnqueueNDRangeKernel = &EnqueueNDRangeKernel;
   d.clEnqueueTask = &EnqueueTask;
@@ -203,7 +212,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clUnloadPlatformCompiler = &UnloadPlatformCompiler;
   d.clGetKernelArgInfo = &GetKernelArgInfo;
   d.clEnqueueFillBuffer = &EnqueueFillBuffer;
-  d.clEnqueueFillImage = &Unsupported<cl_api_clEnqueueFillImage>::Fn;
+  d.clEnqueueFillImage = &EnqueueFillImage;
   d.clEnqueueMigrateMemObjects = &EnqueueMigrateMemObjects;
   d.clEnqueueMarkerWithWaitList = &EnqueueMarkerWithWaitList;
   d.clEnqueueBarrierWithWaitList = &EnqueueBarrierWithWaitList;
@@ -218,7 +227,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clEnqueueSVMMemFill = &Unsupported<cl_api_clEnqueueSVMMemFill>::Fn;
   d.clEnqueueSVMMap = &Unsupported<cl_api_clEnqueueSVMMap>::Fn;
   d.clEnqueueSVMUnmap = &Unsupported<cl_api_clEnqueueSVMUnmap>::Fn;
-  d.clCreateSamplerWithProperties = &Unsupported<cl_api_clCreateSamplerWithProperties>::Fn;
+  d.clCreateSamplerWithProperties = &CreateSamplerWithProperties;
   d.clSetKernelArgSVMPointer = &Unsupported<cl_api_clSetKernelArgSVMPointer>::Fn;
   d.clSetKernelExecInfo = &Unsupported<cl_api_clSetKernelExecInfo>::Fn;
   d.clGetKernelSubGroupInfoKHR = &Unsupported<cl_api_clGetKernelSubGroupInfoKHR>::Fn;
@@ -232,7 +241,7 @@ cl_icd_dispatch MakeDispatch() {
   d.clSetProgramReleaseCallback = &Unsupported<cl_api_clSetProgramReleaseCallback>::Fn;
   d.clSetProgramSpecializationConstant = &Unsupported<cl_api_clSetProgramSpecializationConstant>::Fn;
   d.clCreateBufferWithProperties = &CreateBufferWithProperties;
-  d.clCreateImageWithProperties = &Unsupported<cl_api_clCreateImageWithProperties>::Fn;
+  d.clCreateImageWithProperties = &CreateImageWithProperties;
   d.clSetContextDestructorCallback = &SetContextDestructorCallback;
   return d;
 }

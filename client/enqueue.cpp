@@ -2,22 +2,14 @@
 // the event id is ours, the server resolves wait lists, and nothing waits for the network.
 #include <cstdlib>
 
-#include "client/icd.h"
+#include "client/enqueue_common.h"
 
 namespace rgpu::client {
 
 using proto::Op;
 using proto::Writer;
 
-namespace {
-
-// Common preamble of every enqueue: the queue, the wait list, and the new event's id.
-struct Command {
-  cl_command_queue q;
-  uint64_t event_id = 0;
-  std::vector<uint8_t> body;
-  Writer w{&body};
-};
+// The helpers below are shared with enqueue_image.cpp (client/enqueue_common.h).
 
 cl_int Begin(Command& c, cl_command_queue q, cl_uint n, const cl_event* list, cl_event* event) {
   if (!ValidQueue(q)) return CL_INVALID_COMMAND_QUEUE;
@@ -28,7 +20,7 @@ cl_int Begin(Command& c, cl_command_queue q, cl_uint n, const cl_event* list, cl
   return CL_SUCCESS;
 }
 
-void Finish(Command& c, cl_command_type type, cl_event* event, cl_event made = nullptr) {
+void Finish(Command& c, cl_command_type type, cl_event* event, cl_event made) {
   if (!event) return;
   *event = made ? made : NewEvent(c.q, type, c.event_id);
 }
@@ -50,34 +42,6 @@ struct LinearSink : ReadSink {
   void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(dst + off, p, len); }
   uint8_t* Direct(size_t off, size_t) override { return dst + off; }
   void Done(const Status& s) override {
-    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code(), ev->read_into);
-    Drop(ev);
-    Drop(q);
-  }
-};
-
-// A rectangular read arrives packed; scatter it into the host layout at the end.
-struct RectSink : ReadSink {
-  std::vector<uint8_t> packed;
-  uint8_t* host;
-  size_t host_origin[3], region[3], row_pitch, slice_pitch;
-  cl_event ev;
-  cl_command_queue q;
-  void Data(size_t off, const uint8_t* p, size_t len) override {
-    std::memcpy(packed.data() + off, p, len);
-  }
-  uint8_t* Direct(size_t off, size_t) override { return packed.data() + off; }
-  void Done(const Status& s) override {
-    if (s.ok()) {
-      const uint8_t* src = packed.data();
-      for (size_t z = 0; z < region[2]; ++z)
-        for (size_t y = 0; y < region[1]; ++y) {
-          size_t at = (host_origin[2] + z) * slice_pitch + (host_origin[1] + y) * row_pitch +
-                      host_origin[0];
-          std::memcpy(host + at, src, region[0]);
-          src += region[0];
-        }
-    }
     ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code(), ev->read_into);
     Drop(ev);
     Drop(q);
@@ -139,8 +103,6 @@ size_t RectExtent(const size_t* origin, const size_t* region, size_t row, size_t
 void PutTriple(Writer& w, const size_t* v) {
   for (int i = 0; i < 3; ++i) w.u64(v[i]);
 }
-
-}  // namespace
 
 namespace {
 // A read without the host-access rule: clEnqueueMapBuffer reads a CL_MEM_HOST_WRITE_ONLY
@@ -403,7 +365,9 @@ cl_int EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* ptr, cl_uint n,
     m->maps.erase(it);
   }
   cl_int rc;
-  if (map.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
+  if (map.image && (map.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))) {
+    rc = WriteMappedImage(q, m, map, n, list, event);
+  } else if (map.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
     rc = EnqueueWriteBuffer(q, m, CL_FALSE, map.offset, map.size, ptr, n, list, event);
   } else {
     extern cl_int EnqueueMarkerWithWaitList(cl_command_queue, cl_uint, const cl_event*, cl_event*);

@@ -36,7 +36,7 @@ struct HostRange {
 // How the device takes one kernel argument (server/backend/backend.h ArgShape, the kernel
 // list in docs/protocol.md): clSetKernelArg checks against it without a round trip.
 struct ArgShape {
-  enum Kind : uint8_t { Unchecked = 0, Value = 1, Mem = 2, Local = 3 };
+  enum Kind : uint8_t { Unchecked = 0, Value = 1, Mem = 2, Local = 3, Image = 4, Sampler = 5 };
   uint8_t kind = Unchecked;
   uint32_t size = 0;
   uint32_t also = 0;  // a second size the device takes (0: none)
@@ -56,6 +56,7 @@ enum class Tag : uint32_t {
   Program = 0x52505247,
   Kernel = 0x524b524e,
   Event = 0x52455654,
+  Sampler = 0x52534d50,
   Dead = 0xdeadbeef,
 };
 
@@ -138,6 +139,19 @@ struct Mapping {
   size_t offset, size;
   cl_map_flags flags;
   bool owned;  // allocated by us (not the application's USE_HOST_PTR memory)
+  // Images: the mapped region and the pitches the application was given.
+  bool image = false;
+  size_t origin[3] = {0, 0, 0}, region[3] = {0, 0, 0};
+  size_t row_pitch = 0, slice_pitch = 0;
+};
+
+// What the client knows of an image: as created, and as the device reported it.
+struct ImageInfo {
+  cl_image_format format{};
+  cl_image_desc desc{};            // as given (desc.buffer: the application's buffer)
+  size_t element_size = 0;         // the device's answers, from the CreateImage reply
+  size_t row_pitch = 0, slice_pitch = 0, mem_size = 0;
+  size_t host_row_pitch = 0, host_slice_pitch = 0;  // USE_HOST_PTR memory's layout
 };
 
 struct _cl_mem : rgpu::client::ObjectBase {
@@ -151,6 +165,7 @@ struct _cl_mem : rgpu::client::ObjectBase {
   cl_mem parent = nullptr;  // sub-buffers
   size_t origin = 0;
   std::vector<cl_mem_properties> properties;  // as given to clCreateBufferWithProperties
+  std::unique_ptr<ImageInfo> image;           // images only
   std::mutex mu;
   std::vector<Mapping> maps;  // GUARDED_BY(mu)
   struct Destructor {
@@ -158,6 +173,17 @@ struct _cl_mem : rgpu::client::ObjectBase {
     void* data;
   };
   std::vector<Destructor> destructors;  // GUARDED_BY(mu)
+};
+
+struct _cl_sampler : rgpu::client::ObjectBase {
+  _cl_sampler() : ObjectBase(rgpu::client::Tag::Sampler) {}
+  ~_cl_sampler();
+  cl_context context = nullptr;
+  uint64_t id = 0;
+  cl_bool normalized = CL_TRUE;
+  cl_addressing_mode addressing = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter = CL_FILTER_NEAREST;
+  std::vector<cl_sampler_properties> properties;  // as given to ...WithProperties
 };
 
 struct _cl_program : rgpu::client::ObjectBase {
@@ -230,6 +256,8 @@ inline bool ValidProgram(cl_program p) { return Valid(p, Tag::Program); }
 inline bool ValidKernel(cl_kernel k) { return Valid(k, Tag::Kernel); }
 inline bool ValidEvent(cl_event e) { return Valid(e, Tag::Event); }
 inline bool ValidDevice(cl_device_id d) { return Valid(d, Tag::Device); }
+inline bool ValidSampler(cl_sampler s) { return Valid(s, Tag::Sampler); }
+inline bool ValidImage(cl_mem m) { return ValidMem(m) && m->image != nullptr; }
 
 cl_platform_id ThePlatform();
 // Connects to the configured servers (once; again after a while if none answered).
@@ -276,5 +304,7 @@ void RegisterConnectionCallbacks(const std::shared_ptr<Connection>& conn);
 // Tracks which cl_mem values are ours, so clSetKernelArg can tell a buffer from bytes.
 bool IsOurMem(const void* p);
 void TrackMem(cl_mem m, bool add);
+// The same for samplers (client/image.cpp).
+bool IsOurSampler(const void* p);
 
 }  // namespace rgpu::client

@@ -1,4 +1,4 @@
-// Buffers and sub-buffers. Images are not supported (see docs/architecture.md).
+// Buffers and sub-buffers, and what every memory object answers (images: client/image.cpp).
 #include <unordered_set>
 
 #include "client/icd.h"
@@ -193,9 +193,11 @@ cl_int SetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK* fn)(cl_mem, vo
 cl_int GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, size_t* size_ret) {
   if (!ValidMem(m)) return CL_INVALID_MEM_OBJECT;
   switch (param) {
-    case CL_MEM_TYPE: return ReturnValue<cl_mem_object_type>(CL_MEM_OBJECT_BUFFER, size, value, size_ret);
+    case CL_MEM_TYPE:
+      return ReturnValue<cl_mem_object_type>(m->image ? m->image->desc.image_type : CL_MEM_OBJECT_BUFFER,
+                                             size, value, size_ret);
     case CL_MEM_FLAGS: return ReturnValue(m->flags, size, value, size_ret);
-    case CL_MEM_SIZE: return ReturnValue(m->size, size, value, size_ret);
+    case CL_MEM_SIZE: return ReturnValue(m->image ? m->image->mem_size : m->size, size, value, size_ret);
     case CL_MEM_HOST_PTR: return ReturnValue(m->host_ptr, size, value, size_ret);
     case CL_MEM_MAP_COUNT: {
       std::lock_guard lk(m->mu);
@@ -212,37 +214,6 @@ cl_int GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, s
     default: return CL_INVALID_VALUE;
   }
 }
-
-// ------------------------------------------------------------------ images: not offered
-
-cl_mem CreateImage(cl_context ctx, cl_mem_flags, const cl_image_format*, const cl_image_desc*,
-                   void*, cl_int* err) {
-  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
-}
-cl_mem CreateImage2D(cl_context ctx, cl_mem_flags, const cl_image_format*, size_t, size_t, size_t,
-                     void*, cl_int* err) {
-  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
-}
-cl_mem CreateImage3D(cl_context ctx, cl_mem_flags, const cl_image_format*, size_t, size_t, size_t,
-                     size_t, size_t, void*, cl_int* err) {
-  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
-}
-cl_int GetSupportedImageFormats(cl_context ctx, cl_mem_flags, cl_mem_object_type, cl_uint,
-                                cl_image_format*, cl_uint* n) {
-  if (!ValidContext(ctx)) return CL_INVALID_CONTEXT;
-  if (n) *n = 0;
-  return CL_SUCCESS;
-}
-cl_int GetImageInfo(cl_mem m, cl_image_info, size_t, void*, size_t*) {
-  return ValidMem(m) ? CL_INVALID_MEM_OBJECT : CL_INVALID_MEM_OBJECT;  // no images exist
-}
-cl_sampler CreateSampler(cl_context ctx, cl_bool, cl_addressing_mode, cl_filter_mode, cl_int* err) {
-  return SetErr(err, ValidContext(ctx) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT), nullptr;
-}
-cl_int RetainSampler(cl_sampler) { return CL_INVALID_SAMPLER; }
-cl_int ReleaseSampler(cl_sampler) { return CL_INVALID_SAMPLER; }
-cl_int GetSamplerInfo(cl_sampler, cl_sampler_info, size_t, void*, size_t*) { return CL_INVALID_SAMPLER; }
-cl_int EnqueueImageOp() { return CL_INVALID_OPERATION; }
 
 }  // namespace rgpu::client
 

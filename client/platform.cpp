@@ -55,7 +55,9 @@ bool ExtensionServed(const std::string& e) {
                                     "cl_khr_byte_addressable_store", "cl_khr_icd",
                                     "cl_nv_compiler_options", "cl_nv_device_attribute_query",
                                     "cl_nv_pragma_unroll", "cl_khr_subgroup_", "cl_khr_integer_dot",
-                                    "cl_khr_extended_bit_ops", "cl_intel_subgroups"};
+                                    "cl_khr_extended_bit_ops", "cl_intel_subgroups",
+                                    "cl_khr_3d_image_writes", "cl_khr_image2d_from_buffer",
+                                    "cl_khr_depth_images", "cl_khr_srgb_image_writes"};
   for (const char* p : kPrefixes)
     if (e.rfind(p, 0) == 0) return true;
   return false;
@@ -84,12 +86,11 @@ void FilterNameVersions(std::vector<uint8_t>& v, bool (*keep)(const std::string&
   v = std::move(out);
 }
 
-// OpenCL C features that need what rgpu does not carry: images, pipes, device-side enqueue,
+// OpenCL C features that need what rgpu does not carry: pipes, device-side enqueue,
 // sub-groups (clGetKernelSubGroupInfo).
 bool FeatureServed(const std::string& f) {
-  static const char* kAbsent[] = {"__opencl_c_images", "__opencl_c_read_write_images",
-                                  "__opencl_c_3d_image_writes", "__opencl_c_pipes",
-                                  "__opencl_c_device_enqueue", "__opencl_c_subgroups"};
+  static const char* kAbsent[] = {"__opencl_c_pipes", "__opencl_c_device_enqueue",
+                                  "__opencl_c_subgroups"};
   for (const char* a : kAbsent)
     if (f == a) return false;
   return true;
@@ -103,9 +104,7 @@ void HideUncarried30(std::map<uint32_t, std::vector<uint8_t>>& info) {
   for (cl_uint p : {CL_DEVICE_MAX_PIPE_ARGS, CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS,
                     CL_DEVICE_PIPE_MAX_PACKET_SIZE, CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE,
                     CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE, CL_DEVICE_MAX_ON_DEVICE_QUEUES,
-                    CL_DEVICE_MAX_ON_DEVICE_EVENTS, CL_DEVICE_MAX_NUM_SUB_GROUPS,
-                    CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
-                    CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT})
+                    CL_DEVICE_MAX_ON_DEVICE_EVENTS, CL_DEVICE_MAX_NUM_SUB_GROUPS})
     SetValue<cl_uint>(info[p], 0);
   SetValue<cl_bool>(info[CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS], CL_FALSE);
   SetValue<cl_device_device_enqueue_capabilities>(info[CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES], 0);
@@ -118,7 +117,8 @@ void HideUncarried30(std::map<uint32_t, std::vector<uint8_t>>& info) {
 }
 
 // The device as the application sees it: the server's answers, except where rgpu speaks
-// for itself (the OpenCL version it carries, images, extensions needing entry points).
+// for itself (the OpenCL version it carries, extensions needing entry points). Images and
+// samplers are the device's own: its image support, limits and formats pass through.
 void PresentDevice(_cl_device_id* d) {
   auto& info = d->info;
   // OpenCL 3.0 devices keep their version. 2.x makes SVM, pipes and device-side enqueue
@@ -138,21 +138,12 @@ void PresentDevice(_cl_device_id* d) {
   } else {
     HideUncarried30(info);
   }
-  SetValue<cl_bool>(info[CL_DEVICE_IMAGE_SUPPORT], CL_FALSE);
   std::string ext_out;
   for (const auto& e : Split(AsString(info[CL_DEVICE_EXTENSIONS]), ' '))
     if (ExtensionServed(e)) ext_out += e + " ";
   SetString(info[CL_DEVICE_EXTENSIONS], ext_out);
   SetString(info[CL_DEVICE_BUILT_IN_KERNELS], "");
-  // Without image support every image limit is 0.
-  for (cl_uint p : {CL_DEVICE_MAX_READ_IMAGE_ARGS, CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
-                    CL_DEVICE_MAX_SAMPLERS, CL_DEVICE_PARTITION_MAX_SUB_DEVICES})
-    SetValue<cl_uint>(info[p], 0);
-  for (cl_uint p : {CL_DEVICE_IMAGE2D_MAX_WIDTH, CL_DEVICE_IMAGE2D_MAX_HEIGHT,
-                    CL_DEVICE_IMAGE3D_MAX_WIDTH, CL_DEVICE_IMAGE3D_MAX_HEIGHT,
-                    CL_DEVICE_IMAGE3D_MAX_DEPTH, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
-                    CL_DEVICE_IMAGE_MAX_ARRAY_SIZE})
-    SetValue<size_t>(info[p], 0);
+  SetValue<cl_uint>(info[CL_DEVICE_PARTITION_MAX_SUB_DEVICES], 0);
   // No sub-devices: an empty partition list is {0}.
   SetValue<cl_device_partition_property>(info[CL_DEVICE_PARTITION_PROPERTIES], 0);
   info[CL_DEVICE_PARTITION_TYPE].clear();

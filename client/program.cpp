@@ -37,7 +37,7 @@ void ReadKernelList(cl_program p, Reader r) {
         s.kind = r.u8();
         s.size = r.u32();
         s.also = r.u32();
-        if (s.kind > ArgShape::Local) s.kind = ArgShape::Unchecked;
+        if (s.kind > ArgShape::Sampler) s.kind = ArgShape::Unchecked;
         v.push_back(s);
       }
     }
@@ -410,6 +410,9 @@ cl_int CheckArgAgainstDevice(const ArgShape& shape, size_t size, const void* val
       if (value && *static_cast<void* const*>(value) &&
           !IsOurMem(*static_cast<void* const*>(value)))
         return CL_INVALID_MEM_OBJECT;
+      // An image is not a buffer (rgpud refuses it at launch; some devices would not check).
+      if (value && *static_cast<void* const*>(value) && (*static_cast<const cl_mem*>(value))->image)
+        return CL_INVALID_MEM_OBJECT;
       return CL_SUCCESS;
     case ArgShape::Value:
       // CL_INVALID_ARG_SIZE if arg_size does not match the size of the data type for an
@@ -418,6 +421,22 @@ cl_int CheckArgAgainstDevice(const ArgShape& shape, size_t size, const void* val
       // CL_INVALID_ARG_VALUE if arg_value specified is NULL for an argument that is not
       // declared with the __local qualifier
       return value ? CL_SUCCESS : CL_INVALID_ARG_VALUE;
+    case ArgShape::Image:
+      // CL_INVALID_MEM_OBJECT for an argument declared to be an image when the specified
+      // arg_value is not a valid image object
+      if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+      if (!value) return CL_INVALID_ARG_VALUE;
+      if (!IsOurMem(*static_cast<void* const*>(value)) ||
+          !(*static_cast<const cl_mem*>(value))->image)
+        return CL_INVALID_MEM_OBJECT;
+      return CL_SUCCESS;
+    case ArgShape::Sampler:
+      // CL_INVALID_SAMPLER for an argument declared to be of type sampler_t when the
+      // specified arg_value is not a valid sampler object
+      if (size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
+      if (!value) return CL_INVALID_ARG_VALUE;
+      if (!IsOurSampler(*static_cast<void* const*>(value))) return CL_INVALID_SAMPLER;
+      return CL_SUCCESS;
     default:
       return CL_SUCCESS;
   }
@@ -459,7 +478,17 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
   Writer w(&body);
   w.u64(k->id);
   w.u32(index);
-  const bool is_mem = shape.kind == ArgShape::Mem ||
+  // Where the device could not say that an argument takes an object (a program built from a
+  // binary, without argument info: an image or a sampler probes as an 8-byte value), a value
+  // that is one of our objects is sent as that object, never as its address.
+  const bool maybe_object = shape.kind == ArgShape::Unchecked ||
+                            (shape.kind == ArgShape::Value && shape.size == sizeof(void*));
+  const bool is_sampler = shape.kind == ArgShape::Sampler ||
+                          (maybe_object && value && size == sizeof(cl_sampler) &&
+                           IsOurSampler(*static_cast<void* const*>(value)));
+  const bool is_mem = shape.kind == ArgShape::Mem || shape.kind == ArgShape::Image ||
+                      (shape.kind == ArgShape::Value && value && size == sizeof(cl_mem) &&
+                       maybe_object && IsOurMem(*static_cast<void* const*>(value))) ||
                       (shape.kind == ArgShape::Unchecked && value && size == sizeof(cl_mem) &&
                        (*static_cast<void* const*>(value) == nullptr ||
                         IsOurMem(*static_cast<void* const*>(value))));
@@ -468,6 +497,11 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
     if (size == 0) return CL_INVALID_ARG_SIZE;
     w.u8(static_cast<uint8_t>(2));
     w.u64(size);
+  } else if (is_sampler) {
+    cl_sampler smp = *static_cast<const cl_sampler*>(value);
+    if (smp->context != k->program->context) return CL_INVALID_SAMPLER;
+    w.u8(static_cast<uint8_t>(3));
+    w.u64(smp->id);
   } else if (is_mem) {
     // A buffer, or a NULL one (a NULL arg_value or a pointer to NULL). Unchecked, an 8-byte
     // zero scalar takes this path too and reaches the device as the same 8 zero bytes.

@@ -49,6 +49,7 @@ const char* ObjTypeName(ObjType t) {
     case ObjType::Program: return "program";
     case ObjType::Kernel: return "kernel";
     case ObjType::Event: return "event";
+    case ObjType::Sampler: return "sampler";
     default: return "none";
   }
 }

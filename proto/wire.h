@@ -24,6 +24,8 @@ inline constexpr uint32_t kMaxBody = 8u << 20;     // larger payloads travel as 
 inline constexpr uint32_t kDataChunk = 1u << 20;   // bulk data is cut into chunks of this size
 inline constexpr uint32_t kMaxWaitList = 4096;     // events in one wait list
 inline constexpr uint32_t kMaxInfoBytes = 1u << 20;
+inline constexpr uint32_t kMaxImageFormats = 4096;  // formats in one GetSupportedImageFormats answer
+inline constexpr uint32_t kMaxSamplerProps = 16;    // property names in one CreateSampler
 
 enum FrameFlags : uint16_t {
   kFlagReply = 1,   // server -> client: the answer to the request with the same tag
@@ -84,7 +86,16 @@ enum HelloFeatures : uint16_t {
   X(ReadData, 60)                   \
   X(EventDone, 61)                  \
   X(AsyncError, 62)                 \
-  X(Stats, 70)
+  X(Stats, 70)                      \
+  X(CreateImage, 80)                \
+  X(GetSupportedImageFormats, 81)   \
+  X(WriteImage, 82)                 \
+  X(ReadImage, 83)                  \
+  X(CopyImage, 84)                  \
+  X(CopyImageToBuffer, 85)          \
+  X(CopyBufferToImage, 86)          \
+  X(FillImage, 87)                  \
+  X(CreateSampler, 88)
 
 enum class Op : uint16_t {
 #define RGPU_OP_ENUM(name, num) name = num,
@@ -104,6 +115,7 @@ enum class ObjType : uint8_t {
   Program = 5,
   Kernel = 6,
   Event = 7,
+  Sampler = 8,
 };
 const char* ObjTypeName(ObjType t);
 
@@ -233,4 +245,9 @@ class Reader {
   bool ok_ = true;
 };
 
+}  // namespace rgpu::proto
+
+namespace rgpu::proto {
+static_assert(static_cast<uint16_t>(Op::Stats) == 70 && static_cast<uint16_t>(Op::CreateImage) == 80 &&
+              static_cast<uint16_t>(Op::CreateSampler) == 88);
 }  // namespace rgpu::proto

@@ -188,6 +188,7 @@ int32_t ErrorFor(ObjType t) {
     case ObjType::Program: return CL_INVALID_PROGRAM;
     case ObjType::Kernel: return CL_INVALID_KERNEL;
     case ObjType::Event: return CL_INVALID_EVENT;
+    case ObjType::Sampler: return CL_INVALID_SAMPLER;
     default: return CL_INVALID_VALUE;
   }
 }
@@ -397,7 +398,8 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
   // The only request flag: kFlagWaiting, on reads.
   const Op rop = static_cast<Op>(h.op);
   if (h.flags != 0 && !(h.flags == proto::kFlagWaiting &&
-                        (rop == Op::ReadBuffer || rop == Op::ReadBufferRect)))
+                        (rop == Op::ReadBuffer || rop == Op::ReadBufferRect ||
+                         rop == Op::ReadImage)))
     return Status::Protocol("flags " + std::to_string(h.flags) + " not allowed on this request");
   if (IsEnqueue(h.op)) return Enqueue(h, r);
   switch (static_cast<Op>(h.op)) {
@@ -426,6 +428,16 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
     case Op::WaitEvents: return WaitEvents(h, r);
     case Op::WatchEvent: return WatchEvent(r);
     case Op::Stats: return Stats(h, r);
+    case Op::CreateImage: return CreateImage(h, r);
+    case Op::GetSupportedImageFormats: return GetSupportedImageFormats(h, r);
+    case Op::CreateSampler: return CreateSampler(r);
+    case Op::WriteImage:
+    case Op::ReadImage:
+    case Op::CopyImage:
+    case Op::CopyImageToBuffer:
+    case Op::CopyBufferToImage:
+    case Op::FillImage:
+      return EnqueueImage(h, r);
     default:
       return Status::Protocol("unknown op " + std::to_string(h.op));
   }
@@ -515,8 +527,8 @@ void Session::ReleaseAll() {
   checkpoints_.clear();
   completed_ = issued_;
   in_flight_ = 0;
-  for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Mem,
-                    ObjType::Queue, ObjType::Context}) {
+  for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Sampler,
+                    ObjType::Mem, ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (it->second.type == t) {
         ReleaseEntry(it->first, it->second);
@@ -779,6 +791,14 @@ Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
 }
 
 namespace {
+// Each kernel's argument shapes, kept so that SetKernelArg can refuse raw bytes for objects.
+std::map<std::string, std::vector<ArgShape>> ShapesOf(const Result<std::vector<KernelDesc>>& ks) {
+  std::map<std::string, std::vector<ArgShape>> out;
+  if (ks.ok())
+    for (const auto& k : ks.value()) out[k.name] = k.args;
+  return out;
+}
+
 // The kernel list (docs/protocol.md): names and the argument counts the application sees
 // (a rewritten kernel's hidden argument is not counted), then the shape of each argument.
 void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks,
@@ -843,6 +863,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
           e.build_options = options;
           e.build_devices = devs;
           e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw).value());
+          e.kernel_shapes = ShapesOf(ks);
           std::vector<uint8_t> f;
           Writer w(&f);
           WriteKernels(w, ks, e.rewrite.get());
@@ -859,7 +880,9 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   Status s = bk.BuildProgram(prog, devs, options);
   std::vector<uint8_t> f;
   Writer w(&f);
-  WriteKernels(w, bk.KernelsOf(prog));
+  auto ks = bk.KernelsOf(prog);
+  e.kernel_shapes = ShapesOf(ks);
+  WriteKernels(w, ks);
   Reply(h, s, f);
   return Status::Ok();
 }
@@ -917,7 +940,9 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
   e.parent = ctx_id;
   std::vector<uint8_t> f;
   Writer w(&f);
-  WriteKernels(w, server_->backend().KernelsOf(*p));
+  auto ks = server_->backend().KernelsOf(*p);
+  e.kernel_shapes = ShapesOf(ks);
+  WriteKernels(w, ks);
   if (Status s = InsertOwned(id, std::move(e)); !s.ok()) return s;
   Reply(h, Status::Ok(), f);
   return Status::Ok();
@@ -936,6 +961,8 @@ Status Session::CreateKernel(Reader& r) {
   e.handle = *k;
   e.parent = prog_id;
   e.kernel_name = name;
+  if (auto it = (*p)->kernel_shapes.find(name); it != (*p)->kernel_shapes.end())
+    e.arg_shapes = it->second;
   // The fair policy's dispatcher needs its own instance (arguments are per kernel object);
   // made now, while the program is sure to exist: the application may release it next.
   if (server_->sched_options().policy == Policy::Fair) {
@@ -969,6 +996,7 @@ Status Session::CloneKernel(Reader& r) {
   e.kernel_name = s.kernel_name;
   e.args = s.args;
   e.arg_mem_ids = s.arg_mem_ids;
+  e.arg_shapes = s.arg_shapes;
   e.kernel_rewrite = s.kernel_rewrite;
   e.slice_info = s.slice_info;
   if (s.sched_kernel) {
@@ -992,6 +1020,7 @@ Status Session::SetKernelArg(Reader& r) {
       break;
     }
     case KernelArgValue::Kind::Mem:
+    case KernelArgValue::Kind::Sampler:  // the sampler's id, resolved at launch as buffers are
       mem_id = r.u64();
       break;
     case KernelArgValue::Kind::Local:
@@ -1004,6 +1033,8 @@ Status Session::SetKernelArg(Reader& r) {
   auto k = Lookup(id, ObjType::Kernel);
   if (!k.ok()) return AsyncFailure(Op::SetKernelArg, id, k.status()), Status::Ok();
   Entry& e = **k;
+  if (Status ks = CheckArgKind(e, index, kind, v.bytes); !ks.ok())
+    return AsyncFailure(Op::SetKernelArg, id, ks), Status::Ok();
   if (e.args.size() <= index) {
     e.args.resize(index + 1);
     e.arg_mem_ids.resize(index + 1);
@@ -1337,16 +1368,29 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       // Resolve buffer arguments now: a buffer released since SetKernelArg is an error,
       // never a dangling handle.
       for (size_t i = 0; i < ke.args.size(); ++i) {
+        if (ke.args[i].kind == KernelArgValue::Kind::Sampler) {
+          auto smp = Lookup(ke.arg_mem_ids[i], ObjType::Sampler);
+          if (!smp.ok())
+            return fail(Status::Error(CL_INVALID_KERNEL_ARGS,
+                                      "argument " + std::to_string(i) + " names a released sampler"));
+          ke.args[i].sampler = static_cast<BkSampler*>((*smp)->handle);
+          continue;
+        }
         if (ke.args[i].kind != KernelArgValue::Kind::Mem) continue;
         if (ke.arg_mem_ids[i] == 0) {
           ke.args[i].mem = nullptr;
           continue;
         }
-        auto m = mem_of(ke.arg_mem_ids[i]);
+        // An image argument takes an image, a buffer argument a buffer: the device may not
+        // check, and would read one as the other.
+        const auto shape = i < ke.arg_shapes.size() ? ke.arg_shapes[i].kind : ArgShape::Kind::Unchecked;
+        auto m = shape == ArgShape::Kind::Image ? LookupMem(ke.arg_mem_ids[i], true)
+                 : shape == ArgShape::Kind::Mem ? LookupMem(ke.arg_mem_ids[i], false)
+                                                : Lookup(ke.arg_mem_ids[i], ObjType::Mem);
         if (!m.ok())
-          return fail(Status::Error(CL_INVALID_KERNEL_ARGS,
-                                    "argument " + std::to_string(i) + " names a released buffer"));
-        ke.args[i].mem = *m;
+          return fail(Status::Error(CL_INVALID_KERNEL_ARGS, "argument " + std::to_string(i) +
+                                                                ": " + m.status().message()));
+        ke.args[i].mem = static_cast<BkMem*>((*m)->handle);
       }
       if (range.dims < 1 || range.dims > 3)
         return fail(Status::Error(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3"));

@@ -132,6 +132,13 @@ class Session {
     // Events of launches that ran in slices: their profiling times.
     std::shared_ptr<LaunchTimes> times;
     uint64_t charged = 0;      // memory objects: bytes charged to the tenant's quota
+    // Images (memory objects whose image_type is not 0): a pixel's size, as the device says.
+    uint32_t image_type = 0;
+    uint64_t element_size = 0;
+    // Programs: each kernel's argument shapes, from the build. Kernels: their own. Arguments
+    // that take objects (buffers, images, samplers) never take raw bytes from the client.
+    std::map<std::string, std::vector<ArgShape>> kernel_shapes;
+    std::vector<ArgShape> arg_shapes;
   };
 
   Status Dispatch(const proto::FrameHeader& h, proto::Reader& r);
@@ -161,6 +168,19 @@ class Session {
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);
   Status WatchEvent(proto::Reader& r);
   Status Stats(const proto::FrameHeader& h, proto::Reader& r);
+  // Images and samplers (server/session_image.cpp).
+  Status CreateImage(const proto::FrameHeader& h, proto::Reader& r);
+  Status GetSupportedImageFormats(const proto::FrameHeader& h, proto::Reader& r);
+  Status CreateSampler(proto::Reader& r);
+  Status EnqueueImage(const proto::FrameHeader& h, proto::Reader& r);
+  // An image command that could not start: its reply (reads), a failed event, AsyncError.
+  Status ImageCommandFailed(const proto::FrameHeader& h, uint64_t queue_id, uint64_t event_id,
+                            const Status& s);
+  // Looks up an image (a memory object made by CreateImage) or, with `image` false, a buffer.
+  Result<Entry*> LookupMem(uint64_t id, bool image);
+  // Whether a kernel argument value may go to the argument `index` of kernel `k`.
+  Status CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kind kind,
+                      const std::vector<uint8_t>& bytes);
   // Charges `size` bytes of device memory to the tenant; false when over its quota.
   bool ChargeMemory(uint64_t size);
   void RefundMemory(uint64_t size);

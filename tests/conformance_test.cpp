@@ -440,22 +440,15 @@ std::string Str(const std::vector<uint8_t>& v) {
   return s;
 }
 
-// What rgpu presents differently from the device, each for a stated reason: images and
-// samplers, sub-devices, built-in kernels, extensions needing entry points it lacks, and the
+// What rgpu presents differently from the device, each for a stated reason: sub-devices, built-in kernels, extensions needing entry points it lacks, and the
 // 3.0 features it cannot carry over a network (SVM, pipes, device-side enqueue, sub-groups, IL).
 bool PresentedDifferently(cl_device_info p) {
   switch (p) {
-    case CL_DEVICE_MAX_READ_IMAGE_ARGS: case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
-    case CL_DEVICE_IMAGE2D_MAX_WIDTH: case CL_DEVICE_IMAGE2D_MAX_HEIGHT:
-    case CL_DEVICE_IMAGE3D_MAX_WIDTH: case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
-    case CL_DEVICE_IMAGE3D_MAX_DEPTH: case CL_DEVICE_IMAGE_SUPPORT: case CL_DEVICE_MAX_SAMPLERS:
     case CL_DEVICE_PLATFORM: case CL_DEVICE_EXTENSIONS: case CL_DEVICE_BUILT_IN_KERNELS:
-    case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE: case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
     case CL_DEVICE_PARENT_DEVICE: case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
     case CL_DEVICE_PARTITION_PROPERTIES: case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
     case CL_DEVICE_PARTITION_TYPE: case CL_DEVICE_REFERENCE_COUNT:
-    case CL_DEVICE_IMAGE_PITCH_ALIGNMENT: case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
-    case CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS: case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
+    case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
     case CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE: case CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE:
     case CL_DEVICE_MAX_ON_DEVICE_QUEUES: case CL_DEVICE_MAX_ON_DEVICE_EVENTS:
     case CL_DEVICE_SVM_CAPABILITIES: case CL_DEVICE_MAX_PIPE_ARGS:
@@ -497,7 +490,6 @@ TEST_F(Conformance, DeviceReportsItsOwnVersionAndQueries) {
   EXPECT_EQ(v30::Get<cl_bool>(device_, CL_DEVICE_PIPE_SUPPORT), CL_FALSE);
   EXPECT_EQ(v30::Get<cl_device_device_enqueue_capabilities>(device_, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0u);
   EXPECT_EQ(v30::Get<cl_uint>(device_, CL_DEVICE_MAX_NUM_SUB_GROUPS), 0u);
-  EXPECT_EQ(v30::Get<cl_bool>(device_, CL_DEVICE_IMAGE_SUPPORT), CL_FALSE);
   const std::string features = [&] {
     std::string s;
     auto v = v30::DeviceValue(device_, CL_DEVICE_OPENCL_C_FEATURES, &rc);
@@ -505,8 +497,7 @@ TEST_F(Conformance, DeviceReportsItsOwnVersionAndQueries) {
       s += std::string(reinterpret_cast<const cl_name_version*>(v.data() + at)->name) + " ";
     return s;
   }();
-  for (const char* f : {"__opencl_c_pipes", "__opencl_c_device_enqueue", "__opencl_c_images",
-                        "__opencl_c_subgroups"})
+  for (const char* f : {"__opencl_c_pipes", "__opencl_c_device_enqueue", "__opencl_c_subgroups"})
     EXPECT_EQ(features.find(f), std::string::npos) << f;
   // The platform carries OpenCL 3.0.
   cl_version pv = 0;

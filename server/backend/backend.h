@@ -31,6 +31,7 @@ struct BkMem;
 struct BkProgram;
 struct BkKernel;
 struct BkEvent;
+struct BkSampler;
 
 // Device description sent to clients: every device query the backend could answer,
 // already encoded for the wire (proto/info.h).
@@ -51,6 +52,8 @@ struct ArgShape {
     Value = 1,      // by value: `size` (or `also`) bytes, never NULL
     Mem = 2,        // a buffer: sizeof(cl_mem), the value may be NULL
     Local = 3,      // __local: a NULL value and a non-zero size
+    Image = 4,      // an image (cl_mem of an image); never raw bytes
+    Sampler = 5,    // a sampler_t; never raw bytes
   } kind = Kind::Unchecked;
   uint32_t size = 0;
   uint32_t also = 0;  // a second size the device takes, 0 if none (PoCL takes 3/4 of a
@@ -64,10 +67,11 @@ struct KernelDesc {
 };
 
 struct KernelArgValue {
-  enum class Kind : uint8_t { Bytes = 0, Mem = 1, Local = 2 } kind = Kind::Bytes;
-  std::vector<uint8_t> bytes;  // Kind::Bytes
-  BkMem* mem = nullptr;        // Kind::Mem (nullptr = a NULL buffer argument)
-  uint64_t local_size = 0;     // Kind::Local
+  enum class Kind : uint8_t { Bytes = 0, Mem = 1, Local = 2, Sampler = 3 } kind = Kind::Bytes;
+  std::vector<uint8_t> bytes;    // Kind::Bytes
+  BkMem* mem = nullptr;          // Kind::Mem (nullptr = a NULL buffer argument)
+  uint64_t local_size = 0;       // Kind::Local
+  BkSampler* sampler = nullptr;  // Kind::Sampler
 };
 
 struct NDRange {
@@ -85,6 +89,27 @@ struct Rect {
   size_t region[3] = {1, 1, 1};
   size_t buffer_row_pitch = 0, buffer_slice_pitch = 0;
   size_t host_row_pitch = 0, host_slice_pitch = 0;
+};
+
+// clCreateImage's format and descriptor; `buffer` for images made from a buffer.
+struct ImageDesc {
+  uint32_t channel_order = 0, channel_type = 0, image_type = 0;
+  size_t width = 0, height = 0, depth = 0, array_size = 0;
+  size_t row_pitch = 0, slice_pitch = 0;  // images from a buffer only
+  uint32_t mip_levels = 0, samples = 0;
+  BkMem* buffer = nullptr;
+};
+
+// What the device says about an image it made (clGetImageInfo, clGetMemObjectInfo).
+struct ImageFacts {
+  BkMem* mem = nullptr;
+  size_t element_size = 0, row_pitch = 0, slice_pitch = 0, mem_size = 0;
+};
+
+// The part of an image a command touches (clEnqueue*Image's origin and region).
+struct ImageRegion {
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {1, 1, 1};
 };
 
 struct ProfilingTimes {
@@ -130,6 +155,15 @@ class Backend {
   virtual Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
                                          size_t size) = 0;
 
+  // `init` (may be empty) is the image's packed contents, copied before the call returns.
+  virtual Result<ImageFacts> CreateImage(BkContext* ctx, uint64_t flags, const ImageDesc& desc,
+                                         const ByteVec* init) = 0;
+  // clGetSupportedImageFormats: (channel order, channel data type) pairs.
+  virtual Result<std::vector<std::pair<uint32_t, uint32_t>>> SupportedImageFormats(
+      BkContext* ctx, uint64_t flags, uint32_t image_type) = 0;
+  // `props`: a sampler property list without its terminating 0.
+  virtual Result<BkSampler*> CreateSampler(BkContext* ctx, std::span<const uint64_t> props) = 0;
+
   virtual Result<BkProgram*> CreateProgramWithSource(BkContext* ctx, std::string_view src) = 0;
   virtual Result<BkProgram*> CreateProgramWithBinary(BkContext* ctx, std::span<const int> devices,
                                                      const std::vector<std::string>& binaries,
@@ -168,6 +202,22 @@ class Backend {
                                     const Rect& dst_r, WaitList waits) = 0;
   virtual Result<BkEvent*> Fill(BkQueue* q, BkMem* m, const std::vector<uint8_t>& pattern,
                                 size_t offset, size_t size, WaitList waits) = 0;
+  // Image transfers: host data is packed (rows of region[0] pixels, no padding).
+  virtual Result<BkEvent*> WriteImage(BkQueue* q, BkMem* m, const ImageRegion& r, Bytes data,
+                                      WaitList waits) = 0;
+  virtual Result<BkEvent*> ReadImage(BkQueue* q, BkMem* m, const ImageRegion& r, Bytes dst,
+                                     WaitList waits) = 0;
+  virtual Result<BkEvent*> CopyImage(BkQueue* q, BkMem* src, BkMem* dst, const ImageRegion& s,
+                                     const size_t dst_origin[3], WaitList waits) = 0;
+  virtual Result<BkEvent*> CopyImageToBuffer(BkQueue* q, BkMem* src, BkMem* dst,
+                                             const ImageRegion& s, size_t dst_offset,
+                                             WaitList waits) = 0;
+  virtual Result<BkEvent*> CopyBufferToImage(BkQueue* q, BkMem* src, BkMem* dst,
+                                             size_t src_offset, const ImageRegion& d,
+                                             WaitList waits) = 0;
+  // `color`: 16 bytes, a float4, int4 or uint4 as the image's type needs.
+  virtual Result<BkEvent*> FillImage(BkQueue* q, BkMem* m, const uint8_t color[16],
+                                     const ImageRegion& r, WaitList waits) = 0;
   // Sets every argument, then launches. Arguments are applied at launch time so that a
   // scheduler may hold a launch back without later SetKernelArg calls changing it.
   // `want_event` false: no event is made and the result is nullptr (an event costs NVIDIA's

@@ -12,6 +12,7 @@
 
 #include "proto/info.h"
 #include "server/backend/backend.h"
+#include "server/backend/image_args.h"
 
 namespace rgpu::server {
 namespace {
@@ -26,6 +27,7 @@ inline cl_mem M(BkMem* p) { return reinterpret_cast<cl_mem>(p); }
 inline cl_program P(BkProgram* p) { return reinterpret_cast<cl_program>(p); }
 inline cl_kernel K(BkKernel* p) { return reinterpret_cast<cl_kernel>(p); }
 inline cl_event E(BkEvent* p) { return reinterpret_cast<cl_event>(p); }
+inline cl_sampler S(BkSampler* p) { return reinterpret_cast<cl_sampler>(p); }
 
 Status Fail(cl_int err, const char* what) {
   return Status::Error(err, std::string(what) + " failed with " + std::to_string(err));
@@ -300,6 +302,7 @@ class OpenCLBackend final : public Backend {
       if (err == CL_SUCCESS) {
         clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(cl_uint), &kd.num_args, nullptr);
         for (cl_uint i = 0; i < kd.num_args; ++i) kd.args.push_back(ProbeArg(k, i));
+        MarkObjectArgs(P(p), k, kd);
         clReleaseKernel(k);
         if (!kd.name.empty()) out.push_back(kd);
       }
@@ -336,6 +339,144 @@ class OpenCLBackend final : public Backend {
     const bool mem = null_ok && taken.size() == 1 && first == sizeof(cl_mem);
     shape.kind = mem ? ArgShape::Kind::Mem : ArgShape::Kind::Value;
     return shape;
+  }
+
+  // Image and sampler arguments, which the probe cannot tell from 8-byte values: from the
+  // device's argument info when the program has it, else from the program's source.
+  static void MarkObjectArgs(cl_program p, cl_kernel k, KernelDesc& kd) {
+    std::vector<ArgShape::Kind> kinds;
+    for (cl_uint i = 0; i < kd.num_args; ++i) {
+      char type[128] = {0};
+      if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type, nullptr) !=
+          CL_SUCCESS) {
+        kinds.clear();
+        break;
+      }
+      kinds.push_back(ObjectArgFromTypeName(type));
+    }
+    if (kinds.empty()) {
+      size_t n = 0;
+      if (clGetProgramInfo(p, CL_PROGRAM_SOURCE, 0, nullptr, &n) == CL_SUCCESS && n > 1) {
+        std::string src(n, '\0');
+        clGetProgramInfo(p, CL_PROGRAM_SOURCE, n, src.data(), nullptr);
+        kinds = ObjectArgsFromSource(src, kd.name);
+      }
+    }
+    for (size_t i = 0; i < kinds.size() && i < kd.args.size(); ++i)
+      if (kinds[i] != ArgShape::Kind::Unchecked) kd.args[i] = ArgShape{kinds[i], sizeof(void*), 0};
+  }
+
+  Result<ImageFacts> CreateImage(BkContext* ctx, uint64_t flags, const ImageDesc& d,
+                                 const ByteVec* init) override {
+    cl_image_format format{d.channel_order, d.channel_type};
+    cl_image_desc desc{};
+    desc.image_type = d.image_type;
+    desc.image_width = d.width;
+    desc.image_height = d.height;
+    desc.image_depth = d.depth;
+    desc.image_array_size = d.array_size;
+    desc.image_row_pitch = d.row_pitch;
+    desc.image_slice_pitch = d.slice_pitch;
+    desc.num_mip_levels = d.mip_levels;
+    desc.num_samples = d.samples;
+    desc.buffer = M(d.buffer);
+    const bool copy = init && !init->empty();
+    cl_int err;
+    cl_mem m = clCreateImage(C(ctx), flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), &format, &desc,
+                             copy ? const_cast<uint8_t*>(init->data()) : nullptr, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateImage");
+    ImageFacts f;
+    f.mem = Wrap<BkMem>(m);
+    clGetImageInfo(m, CL_IMAGE_ELEMENT_SIZE, sizeof(size_t), &f.element_size, nullptr);
+    clGetImageInfo(m, CL_IMAGE_ROW_PITCH, sizeof(size_t), &f.row_pitch, nullptr);
+    clGetImageInfo(m, CL_IMAGE_SLICE_PITCH, sizeof(size_t), &f.slice_pitch, nullptr);
+    clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof(size_t), &f.mem_size, nullptr);
+    return f;
+  }
+
+  Result<std::vector<std::pair<uint32_t, uint32_t>>> SupportedImageFormats(
+      BkContext* ctx, uint64_t flags, uint32_t image_type) override {
+    cl_uint n = 0;
+    cl_int err = clGetSupportedImageFormats(C(ctx), flags, image_type, 0, nullptr, &n);
+    if (err != CL_SUCCESS) return Fail(err, "clGetSupportedImageFormats");
+    std::vector<cl_image_format> fs(n);
+    if (n) err = clGetSupportedImageFormats(C(ctx), flags, image_type, n, fs.data(), nullptr);
+    if (err != CL_SUCCESS) return Fail(err, "clGetSupportedImageFormats");
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    for (const auto& f : fs) out.emplace_back(f.image_channel_order, f.image_channel_data_type);
+    return out;
+  }
+
+  Result<BkSampler*> CreateSampler(BkContext* ctx, std::span<const uint64_t> props) override {
+    std::vector<cl_sampler_properties> list(props.begin(), props.end());
+    list.push_back(0);
+    cl_int err;
+    cl_sampler smp = clCreateSamplerWithProperties(C(ctx), list.data(), &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateSamplerWithProperties");
+    return Wrap<BkSampler>(smp);
+  }
+
+  Result<BkEvent*> WriteImage(BkQueue* q, BkMem* m, const ImageRegion& r, Bytes data,
+                              WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    // Pitches 0: the data is packed, so the device computes them from the region.
+    cl_int err = clEnqueueWriteImage(Q(q), M(m), CL_FALSE, r.origin, r.region, 0, 0, data->data(),
+                                     w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueWriteImage");
+    KeepAlive(ev, std::move(data));
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> ReadImage(BkQueue* q, BkMem* m, const ImageRegion& r, Bytes dst,
+                             WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueReadImage(Q(q), M(m), CL_FALSE, r.origin, r.region, 0, 0, dst->data(),
+                                    w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadImage");
+    KeepAlive(ev, std::move(dst));
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> CopyImage(BkQueue* q, BkMem* src, BkMem* dst, const ImageRegion& s,
+                             const size_t dst_origin[3], WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueCopyImage(Q(q), M(src), M(dst), s.origin, dst_origin, s.region, w.size(),
+                                    w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueCopyImage");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> CopyImageToBuffer(BkQueue* q, BkMem* src, BkMem* dst, const ImageRegion& s,
+                                     size_t dst_offset, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueCopyImageToBuffer(Q(q), M(src), M(dst), s.origin, s.region, dst_offset,
+                                            w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueCopyImageToBuffer");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> CopyBufferToImage(BkQueue* q, BkMem* src, BkMem* dst, size_t src_offset,
+                                     const ImageRegion& d, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueCopyBufferToImage(Q(q), M(src), M(dst), src_offset, d.origin, d.region,
+                                            w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueCopyBufferToImage");
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> FillImage(BkQueue* q, BkMem* m, const uint8_t color[16], const ImageRegion& r,
+                             WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueFillImage(Q(q), M(m), color, r.origin, r.region, w.size(),
+                                    w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueFillImage");
+    return Wrap<BkEvent>(ev);
   }
 
   Result<BkKernel*> CreateKernel(BkProgram* p, const std::string& name) override {
@@ -489,6 +630,11 @@ class OpenCLBackend final : public Backend {
         case KernelArgValue::Kind::Local:
           err = clSetKernelArg(K(k), i, a.local_size, nullptr);
           break;
+        case KernelArgValue::Kind::Sampler: {
+          cl_sampler smp = S(a.sampler);
+          err = clSetKernelArg(K(k), i, sizeof(cl_sampler), &smp);
+          break;
+        }
       }
       if (err != CL_SUCCESS)
         return Status::Error(err, "clSetKernelArg(" + std::to_string(i) + ") failed with " +
@@ -589,6 +735,7 @@ class OpenCLBackend final : public Backend {
       case T::Program: clRetainProgram(static_cast<cl_program>(h)); break;
       case T::Kernel: clRetainKernel(static_cast<cl_kernel>(h)); break;
       case T::Event: clRetainEvent(static_cast<cl_event>(h)); break;
+      case T::Sampler: clRetainSampler(static_cast<cl_sampler>(h)); break;
       default: break;
     }
   }
@@ -602,6 +749,7 @@ class OpenCLBackend final : public Backend {
       case T::Program: clReleaseProgram(static_cast<cl_program>(h)); break;
       case T::Kernel: clReleaseKernel(static_cast<cl_kernel>(h)); break;
       case T::Event: clReleaseEvent(static_cast<cl_event>(h)); break;
+      case T::Sampler: clReleaseSampler(static_cast<cl_sampler>(h)); break;
       default: break;
     }
   }

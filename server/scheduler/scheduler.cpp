@@ -485,8 +485,10 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   h->gate = *gate;
   // Keep what the launch names alive until it has run, whatever the session releases.
   backend_->Retain(proto::ObjType::Kernel, h->req.sched_kernel);
-  for (auto& a : h->req.args)
+  for (auto& a : h->req.args) {
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
+    if (a.kind == KernelArgValue::Kind::Sampler) backend_->Retain(proto::ObjType::Sampler, a.sampler);
+  }
   PlanHeld(*h);
   {
     std::lock_guard lk(mu_);
@@ -919,8 +921,10 @@ void Scheduler::Finish(Held& h, int32_t status) {
   backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);
   if (h.ctl) backend_->Release(proto::ObjType::Mem, h.ctl);
   if (h.ctl_written) backend_->Release(proto::ObjType::Event, h.ctl_written);
-  for (auto& a : h.req.args)
+  for (auto& a : h.req.args) {
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Release(proto::ObjType::Mem, a.mem);
+    if (a.kind == KernelArgValue::Kind::Sampler) backend_->Release(proto::ObjType::Sampler, a.sampler);
+  }
   std::lock_guard lk(mu_);
   cv_.notify_all();
 }

@@ -122,6 +122,60 @@ Result<BkMem*> FakeBackend::CreateBuffer(BkContext* ctx, uint64_t flags, size_t 
   return H<BkMem>(o);
 }
 
+// Images are memory objects of their packed size; commands on them only check the objects.
+Result<ImageFacts> FakeBackend::CreateImage(BkContext* ctx, uint64_t, const ImageDesc& d,
+                                            const ByteVec*) {
+  if (d.width == 0 || d.width > (1u << 16) || d.height > (1u << 16) || d.depth > (1u << 11))
+    return Bad(CL_INVALID_IMAGE_SIZE, "size");
+  Object* o = New(ObjType::Mem, O(ctx, ObjType::Context));
+  o->size = 4 * d.width * std::max<size_t>(d.height, 1) * std::max<size_t>(d.depth, 1);
+  return ImageFacts{H<BkMem>(o), 4, 4 * d.width, 0, o->size};
+}
+
+Result<std::vector<std::pair<uint32_t, uint32_t>>> FakeBackend::SupportedImageFormats(
+    BkContext* ctx, uint64_t, uint32_t) {
+  O(ctx, ObjType::Context);
+  return std::vector<std::pair<uint32_t, uint32_t>>{{CL_RGBA, CL_UNORM_INT8}};
+}
+
+Result<BkSampler*> FakeBackend::CreateSampler(BkContext* ctx, std::span<const uint64_t>) {
+  return H<BkSampler>(New(ObjType::Sampler, O(ctx, ObjType::Context)));
+}
+
+Result<BkEvent*> FakeBackend::WriteImage(BkQueue* q, BkMem* m, const ImageRegion&, Bytes,
+                                         WaitList waits) {
+  O(m, ObjType::Mem);
+  return Done(q, waits);
+}
+Result<BkEvent*> FakeBackend::ReadImage(BkQueue* q, BkMem* m, const ImageRegion&, Bytes,
+                                        WaitList waits) {
+  O(m, ObjType::Mem);
+  return Done(q, waits);
+}
+Result<BkEvent*> FakeBackend::CopyImage(BkQueue* q, BkMem* src, BkMem* dst, const ImageRegion&,
+                                        const size_t*, WaitList waits) {
+  O(src, ObjType::Mem);
+  O(dst, ObjType::Mem);
+  return Done(q, waits);
+}
+Result<BkEvent*> FakeBackend::CopyImageToBuffer(BkQueue* q, BkMem* src, BkMem* dst,
+                                                const ImageRegion&, size_t, WaitList waits) {
+  O(src, ObjType::Mem);
+  O(dst, ObjType::Mem);
+  return Done(q, waits);
+}
+Result<BkEvent*> FakeBackend::CopyBufferToImage(BkQueue* q, BkMem* src, BkMem* dst, size_t,
+                                                const ImageRegion&, WaitList waits) {
+  O(src, ObjType::Mem);
+  O(dst, ObjType::Mem);
+  return Done(q, waits);
+}
+Result<BkEvent*> FakeBackend::FillImage(BkQueue* q, BkMem* m, const uint8_t*, const ImageRegion&,
+                                        WaitList waits) {
+  O(m, ObjType::Mem);
+  return Done(q, waits);
+}
+
 Result<BkMem*> FakeBackend::CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
                                             size_t size) {
   Object* p = O(parent, ObjType::Mem);

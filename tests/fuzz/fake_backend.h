@@ -36,6 +36,13 @@ class FakeBackend : public server::Backend {
                                       const ByteVec* init) override;
   Result<server::BkMem*> CreateSubBuffer(server::BkMem* parent, uint64_t flags, size_t origin,
                                          size_t size) override;
+  Result<server::ImageFacts> CreateImage(server::BkContext* ctx, uint64_t flags,
+                                         const server::ImageDesc& desc,
+                                         const ByteVec* init) override;
+  Result<std::vector<std::pair<uint32_t, uint32_t>>> SupportedImageFormats(
+      server::BkContext* ctx, uint64_t flags, uint32_t image_type) override;
+  Result<server::BkSampler*> CreateSampler(server::BkContext* ctx,
+                                           std::span<const uint64_t> props) override;
   Result<server::BkProgram*> CreateProgramWithSource(server::BkContext* ctx,
                                                      std::string_view src) override;
   Result<server::BkProgram*> CreateProgramWithBinary(server::BkContext* ctx,
@@ -75,6 +82,25 @@ class FakeBackend : public server::Backend {
   Result<server::BkEvent*> Fill(server::BkQueue* q, server::BkMem* m,
                                 const std::vector<uint8_t>& pattern, size_t offset, size_t size,
                                 server::WaitList waits) override;
+  Result<server::BkEvent*> WriteImage(server::BkQueue* q, server::BkMem* m,
+                                      const server::ImageRegion& r, server::Bytes data,
+                                      server::WaitList waits) override;
+  Result<server::BkEvent*> ReadImage(server::BkQueue* q, server::BkMem* m,
+                                     const server::ImageRegion& r, server::Bytes dst,
+                                     server::WaitList waits) override;
+  Result<server::BkEvent*> CopyImage(server::BkQueue* q, server::BkMem* src, server::BkMem* dst,
+                                     const server::ImageRegion& s, const size_t dst_origin[3],
+                                     server::WaitList waits) override;
+  Result<server::BkEvent*> CopyImageToBuffer(server::BkQueue* q, server::BkMem* src,
+                                             server::BkMem* dst, const server::ImageRegion& s,
+                                             size_t dst_offset, server::WaitList waits) override;
+  Result<server::BkEvent*> CopyBufferToImage(server::BkQueue* q, server::BkMem* src,
+                                             server::BkMem* dst, size_t src_offset,
+                                             const server::ImageRegion& d,
+                                             server::WaitList waits) override;
+  Result<server::BkEvent*> FillImage(server::BkQueue* q, server::BkMem* m,
+                                     const uint8_t color[16], const server::ImageRegion& r,
+                                     server::WaitList waits) override;
   Result<server::BkEvent*> Launch(server::BkQueue* q, server::BkKernel* k,
                                   std::span<const server::KernelArgValue> args,
                                   const server::NDRange& range, server::WaitList waits,
