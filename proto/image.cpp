@@ -53,6 +53,20 @@ size_t ChannelSize(uint32_t type) {
 }
 }  // namespace
 
+bool IsImageType(uint32_t type) {
+  switch (type) {
+    case CL_MEM_OBJECT_IMAGE1D:
+    case CL_MEM_OBJECT_IMAGE1D_BUFFER:
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE2D:
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY:
+    case CL_MEM_OBJECT_IMAGE3D:
+      return true;
+    default:
+      return false;
+  }
+}
+
 size_t ImageElementSize(uint32_t channel_order, uint32_t channel_type) {
   const size_t channels = ChannelCount(channel_order);
   if (channels == 0) return 0;

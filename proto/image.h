@@ -10,6 +10,8 @@ namespace rgpu::proto {
 // Bytes per pixel of an OpenCL image format (channel order, channel data type), or 0 when
 // the pair is not one the specification defines.
 size_t ImageElementSize(uint32_t channel_order, uint32_t channel_type);
+// One of OpenCL's six image object types (CL_MEM_OBJECT_IMAGE2D and the rest).
+bool IsImageType(uint32_t type);
 
 // a * b * c * d, or false when the product does not fit in 64 bits.
 bool CheckedProduct(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t* out);

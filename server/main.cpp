@@ -1,5 +1,7 @@
 // rgpud: serves this host's OpenCL devices to rgpu clients.
+#include <execinfo.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -12,7 +14,24 @@
 #include "server/server.h"
 #include "server/tenant.h"
 
+namespace {
+// A fatal signal (a bug in rgpud or in the device's driver) leaves the stack in the log: the
+// frames, as module+offset, are what tells whose fault it was.
+void LogFatalSignal(int sig) {
+  const char* what = sig == SIGFPE ? "SIGFPE" : sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "SIGILL";
+  char head[96];
+  const int n = std::snprintf(head, sizeof(head), "rgpud: fatal %s; stack:\n", what);
+  if (n > 0) [[maybe_unused]] ssize_t w = write(STDERR_FILENO, head, static_cast<size_t>(n));
+  void* frames[48];
+  const int count = backtrace(frames, 48);
+  backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  for (int sig : {SIGFPE, SIGSEGV, SIGBUS, SIGILL}) signal(sig, LogFatalSignal);
   rgpu::server::ServerOptions opt;
   std::string log_level = "info";
   CLI::App app{

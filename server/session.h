@@ -135,6 +135,7 @@ class Session {
     // Images (memory objects whose image_type is not 0): a pixel's size, as the device says.
     uint32_t image_type = 0;
     uint64_t element_size = 0;
+    uint64_t image_extent[3] = {0, 0, 0};  // width, height or layers, depth or layers
     // Programs: each kernel's argument shapes, from the build. Kernels: their own. Arguments
     // that take objects (buffers, images, samplers) never take raw bytes from the client.
     std::map<std::string, std::vector<ArgShape>> kernel_shapes;

@@ -94,6 +94,30 @@ bool RegionBytes(const ImageRegion& r, uint64_t element_size, uint64_t* out) {
   return proto::CheckedProduct(r.region[0], r.region[1], r.region[2], element_size, out);
 }
 
+// An image's extent as origins and regions address it: (width, height or layers, depth or
+// layers), 1 where the type has no such dimension.
+void ImageExtent(const ImageDesc& d, uint64_t out[3]) {
+  out[0] = d.width;
+  out[1] = 1;
+  out[2] = 1;
+  switch (d.image_type) {
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: out[1] = d.array_size; break;
+    case CL_MEM_OBJECT_IMAGE2D: out[1] = d.height; break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: out[1] = d.height; out[2] = d.array_size; break;
+    case CL_MEM_OBJECT_IMAGE3D: out[1] = d.height; out[2] = d.depth; break;
+    default: break;
+  }
+}
+
+// Whether origin + region lies inside the image (no overflow).
+bool InsideImage(const uint64_t extent[3], const size_t origin[3], const size_t region[3]) {
+  for (int i = 0; i < 3; ++i)
+    if (origin[i] > extent[i] || region[i] > extent[i] - origin[i]) return false;
+  return true;
+}
+
+bool EmptyRegion(const size_t region[3]) { return region[0] == 0 || region[1] == 0 || region[2] == 0; }
+
 }  // namespace
 
 Result<Session::Entry*> Session::LookupMem(uint64_t id, bool image) {
@@ -132,13 +156,22 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
     d.buffer = static_cast<BkMem*>((*buf)->handle);
   }
   // The quota counts the image's pixels (an image made from a buffer uses the buffer's
-  // memory). A format rgpu cannot size is counted at 16 bytes a pixel, the largest there is.
+  // memory).
   const uint64_t element = proto::ImageElementSize(d.channel_order, d.channel_type);
+  // Formats and types rgpu does not know are refused here, not passed on: NVIDIA's driver
+  // (580.x, H100) died of a division by zero (SIGFPE) on the malformed images of
+  // image_test's ErrorsAreTheDevices, natively and inside rgpud, which ended every tenant's
+  // session.
+  if (element == 0)
+    return Reply(h, Status::Error(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "image format unknown to rgpu")),
+           Status::Ok();
+  if (!proto::IsImageType(d.image_type))
+    return Reply(h, Status::Error(CL_INVALID_IMAGE_DESCRIPTOR, "not an image type")), Status::Ok();
   uint64_t packed = 0;
   // An unknown image type is the device's to refuse (nothing is charged for it); sizes whose
   // product overflows are refused here.
   if (!proto::PackedImageBytes(d.image_type, d.width, d.height, d.depth, d.array_size,
-                               element ? element : 16, &packed) &&
+                               element, &packed) &&
       proto::PackedImageBytes(d.image_type, 1, 1, 1, 1, 1, &packed))
     return Reply(h, Status::Error(CL_INVALID_IMAGE_SIZE, "image size out of range")), Status::Ok();
   if (!(*blob)->empty() && (element == 0 || (*blob)->size() != packed || d.row_pitch || d.slice_pitch))
@@ -162,6 +195,7 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
   e.charged = charge;
   e.image_type = d.image_type;
   e.element_size = facts->element_size;
+  ImageExtent(d, e.image_extent);
   if (Status s = InsertOwned(id, std::move(e)); !s.ok()) {
     RefundMemory(charge);
     return s;
@@ -294,6 +328,15 @@ Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
   auto* mb = b.ok() && op != Op::WriteImage && op != Op::ReadImage && op != Op::FillImage
                  ? static_cast<BkMem*>((*b)->handle)
                  : nullptr;
+  // Regions are checked against the image here, not left to the device: NVIDIA's driver
+  // (580.x, H100) died of SIGFPE in clEnqueueReadImage on image_test's ErrorsAreTheDevices,
+  // natively and inside rgpud (every tenant's session with it). An empty region is a command
+  // that does nothing, as PoCL treats it: a marker stands in for it.
+  const Entry* image = op == Op::CopyBufferToImage ? *b : *a;
+  if (!InsideImage(image->image_extent, c.ra.origin, c.ra.region) ||
+      (op == Op::CopyImage && !InsideImage((*b)->image_extent, c.dst_origin, c.ra.region)))
+    return fail(Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  const bool empty = EmptyRegion(c.ra.region);
   // Payload sizes follow from the region and the device's pixel size; checked before any copy.
   uint64_t bytes = 0;
   if (!RegionBytes(c.ra, (*a)->element_size, &bytes) ||
@@ -304,7 +347,11 @@ Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
   Backend& bk = server_->backend();
   Bytes dst;
   Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
-  switch (op) {
+  switch (empty ? Op::Marker : op) {
+    case Op::Marker:
+      if (op == Op::ReadImage) dst = server_->buffers().Acquire(0);
+      ev = bk.Marker(queue, waits);
+      break;
     case Op::WriteImage: ev = bk.WriteImage(queue, ma, c.ra, c.blob, waits); break;
     case Op::ReadImage:
       dst = server_->buffers().Acquire(bytes);

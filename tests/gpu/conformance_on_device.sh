@@ -23,10 +23,17 @@ export RGPU_SERVER=unix:/tmp/rgpu-conf.sock
 RGPU_TEST_PLATFORM=NVIDIA OCL_ICD_VENDORS=$V timeout 300 "$C/tests/conformance_test" >"$OUT/conformance-native.txt" 2>&1
 RGPU_TEST_PLATFORM=rgpu RGPU_TEST_NATIVE_PLATFORM=NVIDIA RGPU_TEST_NATIVE_ICD=$nvidia_icd \
   OCL_ICD_VENDORS=$C/icd timeout 300 "$C/tests/conformance_test" >"$OUT/conformance-rgpu.txt" 2>&1
+if [ -x "$C/tests/image_test" ]; then  # images and samplers, compared pixel for pixel
+  RGPU_TEST_PLATFORM=NVIDIA OCL_ICD_VENDORS=$V timeout 300 "$C/tests/image_test" >"$OUT/image-native.txt" 2>&1
+  RGPU_TEST_PLATFORM=rgpu RGPU_TEST_NATIVE_PLATFORM=NVIDIA RGPU_TEST_NATIVE_ICD=$nvidia_icd \
+    OCL_ICD_VENDORS=$C/icd timeout 300 "$C/tests/image_test" >"$OUT/image-rgpu.txt" 2>&1
+fi
 OCL_ICD_VENDORS=$V "$C/bin/clinfo" >"$OUT/clinfo-native.txt" 2>&1
 OCL_ICD_VENDORS=$C/icd "$C/bin/clinfo" >"$OUT/clinfo-rgpu.txt" 2>&1
 diff "$OUT/clinfo-native.txt" "$OUT/clinfo-rgpu.txt" >"$OUT/clinfo.diff"
 kill -TERM $pid; wait $pid
-for f in native rgpu; do
-  echo "$f: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/conformance-$f.txt" | tr '\n' ' ')"
+for t in conformance image; do
+  for f in native rgpu; do
+    [ -e "$OUT/$t-$f.txt" ] && echo "$t $f: $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/$t-$f.txt" | tr '\n' ' ')"
+  done
 done | tee "$OUT/summary.txt"
