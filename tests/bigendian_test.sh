@@ -16,6 +16,7 @@ if [ ! -x "$out/bigendian_client" ] || [ -n "$(find "$src/client" "$src/proto" "
     -I"$src" -isystem "$out/include" \
     $(ls "$src"/client/*.cpp | grep -v '/discovery\.cpp$') "$src"/proto/wire.cpp "$src"/proto/info.cpp "$src"/proto/transport.cpp \
     $( [ -f "$src/proto/liveness.cpp" ] && echo "$src/proto/liveness.cpp" ) \
+    $( [ -f "$src/proto/image.cpp" ] && echo "$src/proto/image.cpp" ) \
     $( [ -f "$src/proto/tls.h" ] && echo "$src/tests/bigendian_tls_stub.cpp" ) \
     $( [ -f "$src/client/discovery.h" ] && echo "$src/tests/bigendian_discovery_stub.cpp" ) \
     "$src/tests/bigendian_client.cpp" -o "$out/bigendian_client" || exit 1
