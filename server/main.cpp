@@ -13,6 +13,7 @@
 #include "server/tenant.h"
 
 int main(int argc, char** argv) {
+  rgpu::server::ConfigureHeap();
   rgpu::server::ServerOptions opt;
   std::string log_level = "info";
   CLI::App app{

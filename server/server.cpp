@@ -272,6 +272,7 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
   }
   gate_.Ended(id);
   session.reset();
+  heap_trimmer_.SessionEnded();
   sessions_cv_.notify_all();
 }
 

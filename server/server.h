@@ -19,6 +19,7 @@
 #include "server/backend/backend.h"
 #include "server/buffer_pool.h"
 #include "server/gate.h"
+#include "server/heap_trimmer.h"
 #include "server/scheduler/scheduler.h"
 #include "server/metrics.h"
 #include "server/pool.h"
@@ -139,6 +140,7 @@ class Server {
   std::vector<std::unique_ptr<Scheduler>> schedulers_;
   std::vector<std::unique_ptr<DeviceCounters>> device_counters_;
   std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>(size_t{1} << 30);
+  HeapTrimmer heap_trimmer_;
   std::vector<std::shared_ptr<const Tenant>> tenants_;  // fixed after construction
   Metrics metrics_;
   int listen_fd_ = -1;
