@@ -26,21 +26,17 @@ through_rgpu() { OCL_ICD_VENDORS=$RGPU_VENDORS "$@"; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # Kernel launches rgpud counted for the sessions that started after line MARK of its log
-# (each is logged when the session ends, a moment after the client exits); empty if none.
+# (logged when each session ends, a moment after its client exits; sessions without a
+# launch log none); empty if no session started.
 log_mark() { wc -l <"$RGPUD_LOG"; }
 launches_since() {
-  local mark=$1 sessions="" total="" s n
+  local mark=$1 sessions total=0 s n
   sessions=$(tail -n +"$((mark + 1))" "$RGPUD_LOG" | sed -nE 's/.*session ([0-9]+) start: .*/\1/p')
   [ -n "$sessions" ] || return 0
-  for _ in $(seq 100); do
-    total=0
-    for s in $sessions; do
-      n=$(sed -nE "s/.*session $s scheduling \([a-z0-9]+\): ([0-9]+) launches.*/\1/p" "$RGPUD_LOG")
-      [ -n "$n" ] || { total=""; break; }
-      total=$((total + n))
-    done
-    [ -n "$total" ] && break
-    sleep 0.1
+  for s in $sessions; do
+    for _ in $(seq 100); do grep -q "session $s end:" "$RGPUD_LOG" && break; sleep 0.1; done
+    n=$(sed -nE "s/.*session $s scheduling \([a-z0-9]+\): ([0-9]+) launches.*/\1/p" "$RGPUD_LOG")
+    total=$((total + ${n:-0}))
   done
   echo "$total"
 }
