@@ -11,6 +11,7 @@
 #pragma once
 
 #include <malloc.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -65,8 +66,19 @@ class HeapTrimmer {
       pending_ = false;
       lk.unlock();
       malloc_trim(0);
+      LogHeap();
       lk.lock();
     }
+  }
+
+  // What the soak reads (scripts/soak_vanishing_clients.sh, at --log-level debug): memory
+  // the program holds apart from what the allocator keeps free, so that growth of the
+  // resident size can be told apart from growth of what is allocated.
+  static void LogHeap() {
+    if (!spdlog::should_log(spdlog::level::debug)) return;
+    struct mallinfo2 mi = mallinfo2();
+    spdlog::debug("heap: {} KiB allocated ({} KiB in mmapped blocks), {} KiB free in the arenas",
+                  (mi.uordblks + mi.hblkhd) >> 10, mi.hblkhd >> 10, mi.fordblks >> 10);
   }
 
   std::mutex mu_;

@@ -344,6 +344,13 @@ void Server::CancelScheduled(uint64_t session_id) {
   for (auto& s : schedulers_) s->CancelSession(session_id);
 }
 
+void Server::ForgetKernel(BkKernel* kernel, BkKernel* sched_kernel) {
+  for (auto& s : schedulers_) {
+    s->ForgetKernel(kernel);
+    if (sched_kernel) s->ForgetKernel(sched_kernel);
+  }
+}
+
 uint64_t Server::DeviceBusyNs(int device) const {
   if (device < 0 || static_cast<size_t>(device) >= device_counters_.size()) return 0;
   return device_counters_[device]->busy_ns.load(std::memory_order_relaxed);

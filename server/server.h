@@ -98,6 +98,8 @@ class Server {
   const SchedulerOptions& sched_options() const { return schedulers_.front()->options(); }
   // The session is ending: every device's scheduler drops what it holds for it.
   void CancelScheduled(uint64_t session_id);
+  // A session releases a kernel: the schedulers forget what they measured of its handles.
+  void ForgetKernel(BkKernel* kernel, BkKernel* sched_kernel);
   // A latency-critical tenant's request starts or ends: every device's scheduler keeps
   // best-effort work off its device meanwhile (Scheduler::LatencyCriticalRequest).
   void LatencyCriticalRequest(bool begin);

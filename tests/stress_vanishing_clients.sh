@@ -52,8 +52,14 @@ for round in $(seq "$rounds"); do
     [ "$left" = 0 ] && break
     sleep 0.2
   done
+  sleep 1  # the heap trimmer's pass after the last session ends
   rss_after[$round]=$(rss)
-  echo "round $round: $((clients - ${#victims[@]})) survivors, $survivors_failed failed, ${#victims[@]} killed, objects left $left, rgpud VmRSS ${rss_after[$round]} KiB"
+  sessions=$(grep -c " session [0-9]* end:" "$RGPUD_LOG")
+  heap=$(grep " heap: " "$RGPUD_LOG" | tail -n1 | sed -E 's/.* heap: //')
+  tables=$(grep " scheduler tables: " "$RGPUD_LOG" | tail -n1 | sed -E 's/.* scheduler tables: //')
+  echo "round $round: $((clients - ${#victims[@]})) survivors, $survivors_failed failed, ${#victims[@]} killed, objects left $left, rgpud VmRSS ${rss_after[$round]} KiB, $sessions sessions so far"
+  [ -n "$heap$tables" ] && echo "  heap: $heap; scheduler: $tables"
+  [ -n "${STRESS_SMAPS_DIR:-}" ] && cp "/proc/$RGPUD_PID/smaps" "$STRESS_SMAPS_DIR/smaps.$round"
   [ "$survivors_failed" = 0 ] || fail=1
   [ "$left" = 0 ] || { echo "objects of dead sessions not released: $left"; "$rgpu" status; fail=1; }
 done
