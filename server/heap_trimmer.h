@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -29,10 +30,13 @@ inline void ConfigureHeap() {
 }
 
 // One malloc_trim(0) follows each burst of session ends, at most every `kCoalesce`, from its
-// own thread (a trim walks every arena; no session thread waits for it).
+// own thread (a trim walks every arena; no session thread waits for it). Every `kIdleCheck`
+// it also runs `release_idle` (what the daemon keeps for reuse and no longer uses: the
+// transfer buffer pool), and trims when that released anything.
 class HeapTrimmer {
  public:
-  HeapTrimmer() : thread_([this] { Run(); }) {}
+  explicit HeapTrimmer(std::function<size_t()> release_idle = {})
+      : release_idle_(std::move(release_idle)), thread_([this] { Run(); }) {}
   ~HeapTrimmer() {
     {
       std::lock_guard lk(mu_);
@@ -54,19 +58,23 @@ class HeapTrimmer {
 
  private:
   static constexpr auto kCoalesce = std::chrono::milliseconds(500);
+  static constexpr auto kIdleCheck = std::chrono::seconds(1);
 
   void Run() {
     std::unique_lock lk(mu_);
     for (;;) {
-      cv_.wait(lk, [&] { return stop_ || pending_; });
+      cv_.wait_for(lk, kIdleCheck, [&] { return stop_ || pending_; });
       if (stop_) return;
+      const bool ended = pending_;
       // Let a burst of ends (and the frees their last commands make) finish first.
-      cv_.wait_for(lk, kCoalesce, [&] { return stop_; });
-      if (stop_) return;
+      if (ended && cv_.wait_for(lk, kCoalesce, [&] { return stop_; })) return;
       pending_ = false;
       lk.unlock();
-      malloc_trim(0);
-      LogHeap();
+      const size_t released = release_idle_ ? release_idle_() : 0;
+      if (ended || released > 0) {
+        malloc_trim(0);
+        LogHeap();
+      }
       lk.lock();
     }
   }
@@ -85,7 +93,8 @@ class HeapTrimmer {
   std::condition_variable cv_;
   bool pending_ = false;  // GUARDED_BY(mu_)
   bool stop_ = false;     // GUARDED_BY(mu_)
-  std::thread thread_;
+  const std::function<size_t()> release_idle_;
+  std::thread thread_;  // last: starts once the rest is set
 };
 
 }  // namespace rgpu::server

@@ -142,7 +142,9 @@ class Server {
   std::vector<std::unique_ptr<Scheduler>> schedulers_;
   std::vector<std::unique_ptr<DeviceCounters>> device_counters_;
   std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>(size_t{1} << 30);
-  HeapTrimmer heap_trimmer_;
+  // Pooled transfer buffers unused this long are freed (BufferPool::ReleaseIdle).
+  static constexpr auto kPoolIdle = std::chrono::seconds(3);
+  HeapTrimmer heap_trimmer_{[pool = buffers_] { return pool->ReleaseIdle(kPoolIdle); }};
   std::vector<std::shared_ptr<const Tenant>> tenants_;  // fixed after construction
   Metrics metrics_;
   int listen_fd_ = -1;
