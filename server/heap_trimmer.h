@@ -4,9 +4,10 @@
 // malloc arenas (up to 8 per core). What a session frees stays in its arena, free but
 // resident, and buffers above the mmap threshold move into the arenas once glibc raises
 // the threshold after their frees. Under the vanishing-clients stress (20 rounds of 32
-// clients, a third killed, PoCL) rgpud grew 190 -> 223 -> 247 MiB (rounds 1, 3, 20) though
-// heaptrack showed nothing of rgpud's own still live; with the two settings below and a
-// trim after sessions end: 98 -> 113 -> 120 MiB, level from round 8 on (round 3 + 3..8%).
+// clients, a third killed, PoCL) rgpud grew 190 -> 223 -> 247 MiB (rounds 1, 3, 20); with
+// the two settings below and a trim after sessions end, 94 -> 95 -> 99 MiB; with idle pooled
+// transfer buffers freed too (BufferPool::ReleaseIdle, run from here), 89 -> 90 -> 92 MiB.
+// What still grows is PoCL's (docs/security.md, "Memory under clients that come and go").
 // Thread-safe: SessionEnded may be called from any thread.
 #pragma once
 
