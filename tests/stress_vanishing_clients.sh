@@ -26,7 +26,7 @@ for round in $(seq "$rounds"); do
         n=$(( (RANDOM % 5 + 1) * 64 ))
         "$matmul" --platform rgpu --n $n --repeat $((RANDOM % 4 + 1)) >/dev/null 2>"$RGPUD_LOG.c$c" || exit 1
       done
-    ) &
+    ) 2>/dev/null &  # bash's "Killed" notices of the victims (each client's errors go to its file)
     pids+=($!)
   done
   # A third of them die at random moments, mid-whatever they were doing.
@@ -34,8 +34,8 @@ for round in $(seq "$rounds"); do
   for v in "${victims[@]}"; do
     sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
     pkill -KILL -P "$v" 2>/dev/null  # the matmul process inside the loop
-    kill -KILL "$v" 2>/dev/null
-  done
+    kill -KILL "$v"
+  done 2>/dev/null
   survivors_failed=0
   for c in $(seq 0 $((clients - 1))); do
     [ $((c % 3)) -eq 0 ] && { wait "${pids[$c]}" 2>/dev/null; continue; }
@@ -43,7 +43,7 @@ for round in $(seq "$rounds"); do
       survivors_failed=$((survivors_failed + 1))
       echo "round $round: client $((c + 1)) failed:"; cat "$RGPUD_LOG.c$((c + 1))"
     fi
-  done
+  done 2>/dev/null
   kill -0 "$RGPUD_PID" || { echo "rgpud died in round $round"; exit 1; }
   # Dead sessions are noticed and released (their queues drain first).
   left=""
