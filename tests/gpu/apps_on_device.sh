@@ -32,6 +32,7 @@ echo "$C/client/librgpu-icd.so" >"$C/icd/rgpu.icd"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat "$C/COMMIT"; } >>"$OUT/env.txt" 2>&1
 
 sock=/tmp/rgpu-apps.sock
+rm -f "$sock"  # a warm machine may keep the last run's
 OCL_ICD_VENDORS=$V "$C/server/rgpud" --listen "unix:$sock" --platform "$platform" >"$OUT/rgpud.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
