@@ -4,13 +4,21 @@
 // zeroing of each page; on a 256 MiB transfer that was a quarter of rgpud's time. Buffers
 // come back here when their last user lets go (a write has reached the device, a read has
 // been sent), and the next transfer of a similar size takes one already mapped.
+// Buffers that wait unused for a while are freed (ReleaseIdle, from the heap trimmer), so
+// that the pool holds what recent transfers needed rather than the most that was ever in
+// flight at once: kept for good, that peak ratcheted rgpud's memory up under clients that
+// come and go (each new peak of concurrent transfers added its buffers for ever).
 // Thread-safe: buffers are released from device completion threads.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "server/backend/backend.h"
 
@@ -28,7 +36,7 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
       // The smallest pooled buffer that fits, but not one more than twice too large.
       auto it = free_.lower_bound(capacity);
       if (it != free_.end() && it->first <= 2 * capacity + (1 << 20)) {
-        v = std::move(it->second);
+        v = std::move(it->second.buffer);
         pooled_ -= it->first;
         free_.erase(it);
       }
@@ -45,7 +53,36 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
     });
   }
 
+  // Frees the pooled buffers that have waited unused for `idle` or longer; returns the bytes.
+  size_t ReleaseIdle(std::chrono::steady_clock::duration idle) {
+    const auto cutoff = std::chrono::steady_clock::now() - idle;
+    std::vector<std::unique_ptr<ByteVec>> released;  // freed once the lock is let go
+    size_t bytes = 0, left = 0;
+    {
+      std::lock_guard lk(mu_);
+      for (auto it = free_.begin(); it != free_.end();) {
+        if (it->second.since > cutoff) {
+          ++it;
+          continue;
+        }
+        bytes += it->first;
+        released.push_back(std::move(it->second.buffer));
+        it = free_.erase(it);
+      }
+      pooled_ -= bytes;
+      left = pooled_;
+    }
+    if (bytes > 0)
+      spdlog::debug("transfer buffers: {} KiB idle released, {} KiB pooled", bytes >> 10, left >> 10);
+    return bytes;
+  }
+
  private:
+  struct Pooled {
+    std::unique_ptr<ByteVec> buffer;
+    std::chrono::steady_clock::time_point since;  // given back
+  };
+
   void Give(ByteVec* p) {
     std::unique_ptr<ByteVec> v(p);
     size_t cap = v->capacity();
@@ -53,12 +90,12 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
     std::lock_guard lk(mu_);
     if (pooled_ + cap > max_pooled_) return;
     pooled_ += cap;
-    free_.emplace(cap, std::move(v));
+    free_.emplace(cap, Pooled{std::move(v), std::chrono::steady_clock::now()});
   }
 
   const size_t max_pooled_;
   std::mutex mu_;
-  std::multimap<size_t, std::unique_ptr<ByteVec>> free_;  // GUARDED_BY(mu_), by capacity
+  std::multimap<size_t, Pooled> free_;  // GUARDED_BY(mu_), by capacity
   size_t pooled_ = 0;                                      // GUARDED_BY(mu_)
 };
 

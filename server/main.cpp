@@ -32,6 +32,7 @@ void LogFatalSignal(int sig) {
 
 int main(int argc, char** argv) {
   for (int sig : {SIGFPE, SIGSEGV, SIGBUS, SIGILL}) signal(sig, LogFatalSignal);
+  rgpu::server::ConfigureHeap();
   rgpu::server::ServerOptions opt;
   std::string log_level = "info";
   CLI::App app{

@@ -272,6 +272,7 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
   }
   gate_.Ended(id);
   session.reset();
+  heap_trimmer_.SessionEnded();
   sessions_cv_.notify_all();
 }
 
@@ -349,6 +350,13 @@ void Server::LatencyCriticalRequest(bool begin) {
 
 void Server::CancelScheduled(uint64_t session_id) {
   for (auto& s : schedulers_) s->CancelSession(session_id);
+}
+
+void Server::ForgetKernel(BkKernel* kernel, BkKernel* sched_kernel) {
+  for (auto& s : schedulers_) {
+    s->ForgetKernel(kernel);
+    if (sched_kernel) s->ForgetKernel(sched_kernel);
+  }
 }
 
 uint64_t Server::DeviceBusyNs(int device) const {

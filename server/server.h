@@ -19,6 +19,7 @@
 #include "server/backend/backend.h"
 #include "server/buffer_pool.h"
 #include "server/gate.h"
+#include "server/heap_trimmer.h"
 #include "server/scheduler/scheduler.h"
 #include "server/metrics.h"
 #include "server/pool.h"
@@ -105,6 +106,8 @@ class Server {
   const SchedulerOptions& sched_options() const { return schedulers_.front()->options(); }
   // The session is ending: every device's scheduler drops what it holds for it.
   void CancelScheduled(uint64_t session_id);
+  // A session releases a kernel: the schedulers forget what they measured of its handles.
+  void ForgetKernel(BkKernel* kernel, BkKernel* sched_kernel);
   // A latency-critical tenant's request starts or ends: every device's scheduler keeps
   // best-effort work off its device meanwhile (Scheduler::LatencyCriticalRequest).
   void LatencyCriticalRequest(bool begin);
@@ -151,6 +154,9 @@ class Server {
   std::vector<std::unique_ptr<Scheduler>> schedulers_;
   std::vector<std::unique_ptr<DeviceCounters>> device_counters_;
   std::shared_ptr<BufferPool> buffers_ = std::make_shared<BufferPool>(size_t{1} << 30);
+  // Pooled transfer buffers unused this long are freed (BufferPool::ReleaseIdle).
+  static constexpr auto kPoolIdle = std::chrono::seconds(3);
+  HeapTrimmer heap_trimmer_{[pool = buffers_] { return pool->ReleaseIdle(kPoolIdle); }};
   std::vector<std::shared_ptr<const Tenant>> tenants_;  // fixed after construction
   Metrics metrics_;
   int listen_fd_ = -1;

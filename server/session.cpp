@@ -498,6 +498,7 @@ Status Session::InsertOwned(uint64_t id, Entry e) {
 }
 
 void Session::ReleaseEntry(uint64_t id, Entry& e) {
+  if (e.type == ObjType::Kernel) server_->ForgetKernel(static_cast<BkKernel*>(e.handle), e.sched_kernel);
   server_->backend().Release(e.type, e.handle);
   if (e.original) server_->backend().Release(ObjType::Program, e.original);
   if (e.sched_kernel) server_->backend().Release(ObjType::Kernel, e.sched_kernel);

@@ -33,6 +33,8 @@ constexpr uint32_t kSampleEvery = 16;
 // on an H100: saxpy over 2 GiB, about 0.5 ns of work per group, took 1.37x as long as runs),
 // while a stop would save little: the groups not started drain about as slowly as they run.
 constexpr double kRunGroupMinNs = 20;
+// Sizes remembered per kernel: a kernel launched at ever new sizes starts over past this.
+constexpr size_t kMaxCostSizes = 64;
 
 KernelArgValue HiddenArg(const cl_ulong16& v) {
   KernelArgValue a;
@@ -264,14 +266,15 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     seq = ledger_.Submit();
     TenantState& st = StateFor(req);
     latency_critical = st.priority == Priority::LatencyCritical;
+    CostBySize& sizes = launch_cost_[ck.kernel];
+    if (sizes.size() >= kMaxCostSizes && !sizes.count(ck.items)) sizes.clear();
+    LaunchCost& cost = sizes[ck.items];
     if (!req.want_event && !latency_critical && req.queue_in_order) {
-      auto it = launch_cost_.find(ck);
-      if (it != launch_cost_.end() && it->second.ns < kSampledBelowNs &&
-          ++it->second.since_sample < kSampleEvery) {
+      if (cost.measured && cost.ns < kSampledBelowNs && ++cost.since_sample < kSampleEvery) {
         need_event = false;
-        estimate_ns = it->second.ns;
-      } else if (it != launch_cost_.end()) {
-        it->second.since_sample = 0;
+        estimate_ns = cost.ns;
+      } else {
+        cost.since_sample = 0;
       }
     }
   }
@@ -349,11 +352,7 @@ void Scheduler::Harvest() {
       direct_.pop_front();
       auto it = tenants_.find(d.tenant);
       if (it != tenants_.end()) it->second.in_flight--;
-      if (t.ok()) {
-        if (launch_cost_.size() > 4096) launch_cost_.clear();  // kernels come and go
-        auto [c, fresh] = launch_cost_.try_emplace(d.cost_key, LaunchCost{static_cast<double>(ns), 0});
-        if (!fresh) c->second.ns = 0.7 * c->second.ns + 0.3 * ns;
-      }
+      if (t.ok()) UpdateLaunchCost(d.cost_key, static_cast<double>(ns));
       Completed(d.seq, d.tenant, t.ok() ? &*t : nullptr);
     }
     backend_->Release(proto::ObjType::Event, d.event);
@@ -495,6 +494,8 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     TenantState& st = StateFor(h->req);
     if (!h->sliceable && !h->preemptible) st.usage.unsliceable++;
     st.queue.push_back(h);
+    cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
+    group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
   }
   backend_->OnComplete(
       *start,
@@ -576,7 +577,7 @@ bool Scheduler::PlanSlicesOf(Held& h) {
 bool Scheduler::RunsPay(BkKernel* kernel) {
   if (options_.force_runs) return true;
   auto it = group_cost_ns_.find(kernel);
-  return it == group_cost_ns_.end() || it->second >= kRunGroupMinNs;
+  return it == group_cost_ns_.end() || it->second <= 0 || it->second >= kRunGroupMinNs;
 }
 
 void Scheduler::StopRuns(std::optional<uint64_t> session) {
@@ -694,7 +695,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   double piece_ns = 0;  // measured cost of one fine piece, 0 when unknown
   if (h->sliceable) {
     auto it = cost_ns_.find(h->req.sched_kernel);
-    if (it != cost_ns_.end()) piece_ns = std::max(it->second, 1.0);
+    if (it != cost_ns_.end() && it->second > 0) piece_ns = std::max(it->second, 1.0);
     double budget_ns = options_.quantum_us * 1000.0;
     // Beside a latency-critical tenant, slices (which cannot be stopped) stay short.
     if (lc_active && pick->priority != Priority::LatencyCritical)
@@ -864,12 +865,10 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
   if (t && t->end > t->start) {
     const double ns = static_cast<double>(t->end - t->start);
     // What one piece (a fine slice, or a work-group of a run) costs: sizes later slices.
-    if (pieces > 0) {
-      auto& costs = h.preemptible ? group_cost_ns_ : cost_ns_;
-      if (costs.size() > 4096) costs.clear();  // kernels come and go
-      auto [c, fresh] = costs.try_emplace(h.req.sched_kernel, ns / pieces);
-      if (!fresh) c->second = 0.7 * c->second + 0.3 * ns / pieces;
-    }
+    auto& costs = h.preemptible ? group_cost_ns_ : cost_ns_;
+    auto c = costs.find(h.req.sched_kernel);
+    if (pieces > 0 && c != costs.end())
+      c->second = c->second > 0 ? 0.7 * c->second + 0.3 * ns / pieces : ns / pieces;
     auto& times = *h.times;
     if (times.start == 0 || t->start < times.start) {
       times.start = t->start;
@@ -957,6 +956,29 @@ void Scheduler::CancelSession(uint64_t session_id) {
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }
+  // What the soak watches (scripts/soak_vanishing_clients.sh): none of these may grow with
+  // the number of sessions that came and went. The ending session's kernels still count.
+  spdlog::debug("scheduler tables: {} tenants, {} kernels' launch costs, {} kernels' slice costs, "
+                "{} kernels' run costs, {} direct launches in flight, {} ledger intervals",
+                tenants_.size(), launch_cost_.size(), cost_ns_.size(), group_cost_ns_.size(), direct_.size(),
+                ledger_.retained());
+}
+
+void Scheduler::ForgetKernel(BkKernel* kernel) {
+  std::lock_guard lk(mu_);
+  launch_cost_.erase(kernel);
+  cost_ns_.erase(kernel);
+  group_cost_ns_.erase(kernel);
+}
+
+void Scheduler::UpdateLaunchCost(const CostKey& key, double ns) {
+  auto k = launch_cost_.find(key.kernel);
+  if (k == launch_cost_.end()) return;  // forgotten while the launch ran
+  auto c = k->second.find(key.items);
+  if (c == k->second.end()) return;
+  LaunchCost& cost = c->second;
+  cost.ns = cost.measured ? 0.7 * cost.ns + 0.3 * ns : ns;
+  cost.measured = true;
 }
 
 void Scheduler::LatencyCriticalRequest(bool begin) {

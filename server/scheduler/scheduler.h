@@ -122,6 +122,9 @@ class Scheduler {
   // returns once none of its slices is on the device.
   void CancelSession(uint64_t session_id);
   std::vector<SchedUsage> Usage();
+  // The kernel is being released: what was measured of it is dropped (each session makes
+  // its own kernels, and a released kernel's handle may come back as another kernel).
+  void ForgetKernel(BkKernel* kernel);
   // A latency-critical tenant's request starts (true) or has been served (false): under fair,
   // best-effort work is not put on the device meanwhile, nor for lc_guard_us after, so that
   // the request's own transfers (a blocking read after its kernel) do not wait behind it.
@@ -189,8 +192,10 @@ class Scheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, TenantState> tenants_;  // GUARDED_BY(mu_)
-  // Measured device ns (EWMA), by dispatcher kernel handle: per fine slice of a sliced
-  // launch, and per work-group of a preemptible run.
+  // Measured device ns (EWMA; 0 until measured), by dispatcher kernel handle: per fine slice
+  // of a sliced launch (cost_ns_) and per work-group of a preemptible run (group_cost_ns_).
+  // Entries are made when a launch is held and erased by ForgetKernel; a measurement only
+  // updates one, so that none comes back for a forgotten kernel.
   std::unordered_map<BkKernel*, double> cost_ns_;        // GUARDED_BY(mu_)
   std::unordered_map<BkKernel*, double> group_cost_ns_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
@@ -209,22 +214,22 @@ class Scheduler {
   int lc_requests_ = 0;                                      // GUARDED_BY(mu_): being served
   std::chrono::steady_clock::time_point lc_served_{};        // GUARDED_BY(mu_): the last one ended
   // What a direct launch costs on the device, by kernel and work-items (EWMA of measured
-  // launches; the launches between two measured ones are charged this).
+  // launches; the launches between two measured ones are charged this). Made at submission
+  // and erased by ForgetKernel, as cost_ns_.
   struct CostKey {
     BkKernel* kernel;
     size_t items;
     bool operator==(const CostKey&) const = default;
   };
-  struct CostKeyHash {
-    size_t operator()(const CostKey& k) const {
-      return std::hash<const void*>()(k.kernel) ^ (std::hash<size_t>()(k.items) * 0x9e3779b97f4a7c15ull);
-    }
-  };
   struct LaunchCost {
     double ns = 0;
+    bool measured = false;
     uint32_t since_sample = 0;
   };
-  std::unordered_map<CostKey, LaunchCost, CostKeyHash> launch_cost_;  // GUARDED_BY(mu_)
+  using CostBySize = std::unordered_map<size_t, LaunchCost>;  // by work-items
+  std::unordered_map<BkKernel*, CostBySize> launch_cost_;    // GUARDED_BY(mu_)
+  // A direct launch's measured time, into its kernel's entry if it still has one.
+  void UpdateLaunchCost(const CostKey& key, double ns);       // requires mu_
   struct DirectLaunch {
     BkEvent* event;
     std::string tenant;

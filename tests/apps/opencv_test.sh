@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# OpenCV's OpenCL path from Python (cv2.UMat), unmodified, natively and through rgpud: each
+# operation of tests/apps/opencv_ops.py runs in its own process on each side, the results
+# must be identical, and rgpud must have run kernels for each of them (so that a quiet
+# fallback to OpenCV's CPU code cannot pass).
+#
+#   opencv_test.sh [OP...]     (default: every operation)
+#
+# OPENCV_OPENCL_DEVICE picks the device (":CPU:" for PoCL, the default; ":GPU:" on a GPU
+# host). Run under tests/with_rgpud.sh or tests/gpu/apps_on_device.sh.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+python=${PYTHON:-/usr/bin/python3}
+export OPENCV_OPENCL_DEVICE=${OPENCV_OPENCL_DEVICE:-:CPU:} OPENCV_OPENCL_RAISE_ERROR=1
+ops=("$@")
+[ ${#ops[@]} -gt 0 ] || read -ra ops <<<"$("$python" "$here/opencv_ops.py" list)"
+for op in "${ops[@]}"; do
+  native "$python" "$here/opencv_ops.py" run "$op" "$APPS_OUT/$op-native.npy" >"$APPS_OUT/$op-native.txt" 2>&1 ||
+    { fail "$op natively"; cat "$APPS_OUT/$op-native.txt"; continue; }
+  run_through_rgpu_counted "$APPS_OUT/$op-rgpu.txt" "$python" "$here/opencv_ops.py" run "$op" "$APPS_OUT/$op-rgpu.npy"
+  [ "$RGPU_RC" = 0 ] || { fail "$op through rgpu"; cat "$APPS_OUT/$op-rgpu.txt"; continue; }
+  verdict=$("$python" "$here/opencv_ops.py" compare "$APPS_OUT/$op-native.npy" "$APPS_OUT/$op-rgpu.npy" 2>&1) ||
+    fail "$op: results differ: $verdict"
+  echo "$op: $(head -n1 "$APPS_OUT/$op-rgpu.txt"); $RGPU_LAUNCHES launches through rgpu; $verdict"
+  [ "${RGPU_LAUNCHES:-0}" -gt 0 ] || fail "$op: rgpud ran no kernel (OpenCV fell back to its CPU code)"
+done
+finish
