@@ -259,6 +259,21 @@ inline bool ValidDevice(cl_device_id d) { return Valid(d, Tag::Device); }
 inline bool ValidSampler(cl_sampler s) { return Valid(s, Tag::Sampler); }
 inline bool ValidImage(cl_mem m) { return ValidMem(m) && m->image != nullptr; }
 
+// --- memory flags (buffers and images) ---
+inline constexpr cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+inline constexpr cl_mem_flags kHostAccessFlags =
+    CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+inline constexpr cl_mem_flags kHostPtrFlags =
+    CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+inline bool OneOrNone(cl_mem_flags f) { return (f & (f - 1)) == 0; }
+// CL_INVALID_VALUE unless: only known flags (those above and `also_known`), at most one
+// access and one host-access flag, and USE_HOST_PTR without ALLOC or COPY_HOST_PTR.
+inline bool MemFlagsValid(cl_mem_flags flags, cl_mem_flags also_known = 0) {
+  const cl_mem_flags known = kAccessFlags | kHostAccessFlags | kHostPtrFlags | also_known;
+  return !(flags & ~known) && OneOrNone(flags & kAccessFlags) && OneOrNone(flags & kHostAccessFlags) &&
+         !((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)));
+}
+
 cl_platform_id ThePlatform();
 // Connects to the configured servers (once; again after a while if none answered).
 std::vector<cl_device_id> AllDevices();

@@ -17,21 +17,7 @@ namespace {
 std::mutex g_samplers_mu;
 std::unordered_set<const void*> g_samplers;  // GUARDED_BY(g_samplers_mu)
 
-constexpr cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-constexpr cl_mem_flags kHostAccessFlags =
-    CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-constexpr cl_mem_flags kHostPtrFlags =
-    CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-
-bool OneOrNone(cl_mem_flags f) { return (f & (f - 1)) == 0; }
-
-bool FlagsValid(cl_mem_flags flags) {
-  const cl_mem_flags known = kAccessFlags | kHostAccessFlags | kHostPtrFlags |
-                             CL_MEM_KERNEL_READ_AND_WRITE;
-  return !(flags & ~known) && OneOrNone(flags & kAccessFlags) &&
-         OneOrNone(flags & kHostAccessFlags) &&
-         !((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)));
-}
+bool FlagsValid(cl_mem_flags flags) { return MemFlagsValid(flags, CL_MEM_KERNEL_READ_AND_WRITE); }
 
 bool IsImageType(cl_mem_object_type t) {
   return t == CL_MEM_OBJECT_IMAGE1D || t == CL_MEM_OBJECT_IMAGE1D_BUFFER ||

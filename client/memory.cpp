@@ -11,14 +11,6 @@ using proto::Writer;
 namespace {
 std::mutex g_mems_mu;
 std::unordered_set<const void*> g_mems;  // GUARDED_BY(g_mems_mu)
-
-constexpr cl_mem_flags kAccessFlags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-constexpr cl_mem_flags kHostAccessFlags =
-    CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-constexpr cl_mem_flags kHostPtrFlags =
-    CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-
-bool OneOrNone(cl_mem_flags f) { return (f & (f - 1)) == 0; }
 }  // namespace
 
 bool IsOurMem(const void* p) {
@@ -35,10 +27,7 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   if (!ValidContext(ctx)) return SetErr(err, CL_INVALID_CONTEXT), nullptr;
   if (flags == 0) flags = CL_MEM_READ_WRITE;
   // CL_INVALID_VALUE if values specified in flags are not valid
-  const cl_mem_flags known = kAccessFlags | kHostAccessFlags | kHostPtrFlags;
-  if ((flags & ~known) || !OneOrNone(flags & kAccessFlags) || !OneOrNone(flags & kHostAccessFlags) ||
-      ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))))
-    return SetErr(err, CL_INVALID_VALUE), nullptr;
+  if (!MemFlagsValid(flags)) return SetErr(err, CL_INVALID_VALUE), nullptr;
   // CL_INVALID_BUFFER_SIZE if size is 0 or greater than CL_DEVICE_MAX_MEM_ALLOC_SIZE for
   // all devices in context
   size_t max_alloc = 0;

@@ -329,6 +329,28 @@ void Session::PollForNextFrame() {
   server_->EndPoll();
 }
 
+Status Session::CommandFailed(const FrameHeader& h, uint64_t queue_id, uint64_t event_id,
+                              const Status& s) {
+  const Op op = static_cast<Op>(h.op);
+  if (op == Op::ReadBuffer || op == Op::ReadBufferRect || op == Op::ReadImage) Reply(h, s);
+  // Stand a failed event in for the command so that waiters see its status.
+  auto q = Lookup(queue_id, ObjType::Queue);
+  if (event_id != 0 && q.ok()) {
+    auto ctx = Lookup((*q)->parent, ObjType::Context);
+    auto ev = ctx.ok() ? server_->backend().FailedEvent(static_cast<BkContext*>((*ctx)->handle), s.code())
+                       : Result<BkEvent*>(ctx.status());
+    if (ev.ok()) {
+      Entry e;
+      e.type = ObjType::Event;
+      e.handle = *ev;
+      e.parent = (*q)->parent;
+      InsertOwned(event_id, std::move(e));
+    }
+  }
+  AsyncFailure(op, event_id, s);
+  return Status::Ok();
+}
+
 bool Session::WaitForRoom() {
   const auto& o = server_->options();
   if (!outbox_->WaitBelow(o.max_outbox_bytes)) return false;
@@ -1275,26 +1297,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       size > server_->options().max_staging_bytes)
     return Status::Protocol("read larger than the per-session transfer limit");
 
-  auto fail = [&](const Status& s) {
-    if (op == Op::ReadBuffer || op == Op::ReadBufferRect) Reply(h, s);
-    // Stand a failed event in for the command so that waiters see its status.
-    auto q = Lookup(queue_id, ObjType::Queue);
-    if (event_id != 0 && q.ok()) {
-      auto ctx = Lookup((*q)->parent, ObjType::Context);
-      if (ctx.ok()) {
-        auto ev = bk.FailedEvent(static_cast<BkContext*>((*ctx)->handle), s.code());
-        if (ev.ok()) {
-          Entry e;
-          e.type = ObjType::Event;
-          e.handle = *ev;
-          e.parent = (*q)->parent;
-          InsertOwned(event_id, std::move(e));
-        }
-      }
-    }
-    AsyncFailure(op, event_id, s);
-    return Status::Ok();
-  };
+  auto fail = [&](const Status& s) { return CommandFailed(h, queue_id, event_id, s); };
 
   auto q = Lookup(queue_id, ObjType::Queue);
   if (!q.ok()) return fail(q.status());

@@ -174,9 +174,6 @@ class Session {
   Status GetSupportedImageFormats(const proto::FrameHeader& h, proto::Reader& r);
   Status CreateSampler(proto::Reader& r);
   Status EnqueueImage(const proto::FrameHeader& h, proto::Reader& r);
-  // An image command that could not start: its reply (reads), a failed event, AsyncError.
-  Status ImageCommandFailed(const proto::FrameHeader& h, uint64_t queue_id, uint64_t event_id,
-                            const Status& s);
   // Looks up an image (a memory object made by CreateImage) or, with `image` false, a buffer.
   Result<Entry*> LookupMem(uint64_t id, bool image);
   // Whether a kernel argument value may go to the argument `index` of kernel `k`.
@@ -187,6 +184,10 @@ class Session {
   void RefundMemory(uint64_t size);
   // Backpressure: waits while the session has too much unfinished or unsent work.
   bool WaitForRoom();
+  // A command (buffer or image) that could not start: the reply a read's caller waits for, a
+  // failed event standing in for the command's, and an AsyncError.
+  Status CommandFailed(const proto::FrameHeader& h, uint64_t queue_id, uint64_t event_id,
+                       const Status& s);
   // Busy-polls the socket for a while before the reader sleeps in recv() (ServerOptions::poll).
   void PollForNextFrame();
   // Counts a command handed to the device until it completes (backpressure, status). Its

@@ -270,28 +270,6 @@ Status Session::CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kin
                        "argument " + std::to_string(index) + " takes an object of another kind");
 }
 
-Status Session::ImageCommandFailed(const FrameHeader& h, uint64_t queue_id, uint64_t event_id,
-                                   const Status& s) {
-  const Op op = static_cast<Op>(h.op);
-  if (op == Op::ReadImage) Reply(h, s);
-  // Stand a failed event in for the command so that waiters see its status.
-  auto q = Lookup(queue_id, ObjType::Queue);
-  if (event_id != 0 && q.ok()) {
-    auto ctx = Lookup((*q)->parent, ObjType::Context);
-    auto ev = ctx.ok() ? server_->backend().FailedEvent(static_cast<BkContext*>((*ctx)->handle), s.code())
-                       : Result<BkEvent*>(ctx.status());
-    if (ev.ok()) {
-      Entry e;
-      e.type = ObjType::Event;
-      e.handle = *ev;
-      e.parent = (*q)->parent;
-      InsertOwned(event_id, std::move(e));
-    }
-  }
-  AsyncFailure(op, event_id, s);
-  return Status::Ok();
-}
-
 Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
   const Op op = static_cast<Op>(h.op);
   ImageCommand c;
@@ -303,7 +281,7 @@ Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
   }
   if (!r.done()) return Status::Protocol("malformed image command");
   if (op == Op::ReadImage && h.tag == 0) return Status::Protocol("ReadImage needs a tag");
-  auto fail = [&](const Status& s) { return ImageCommandFailed(h, c.queue_id, c.event_id, s); };
+  auto fail = [&](const Status& s) { return CommandFailed(h, c.queue_id, c.event_id, s); };
   auto q = Lookup(c.queue_id, ObjType::Queue);
   if (!q.ok()) return fail(q.status());
   auto* queue = static_cast<BkQueue*>((*q)->handle);

@@ -22,30 +22,9 @@
 #include <thread>
 #include <vector>
 
-namespace {
+#include "native_icd.h"
 
-// Before the loader's first call: a vendors directory holding the ICDs the loader was
-// pointed at and the native one, so both platforms are listed.
-void AddNativeIcd() {
-  static bool done = false;
-  const char* native = std::getenv("RGPU_TEST_NATIVE_ICD");
-  const char* vendors = std::getenv("OCL_ICD_VENDORS");
-  if (done || !native || !vendors) return;
-  done = true;
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("rgpu-conf-icd-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(vendors, ec))
-    fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing, ec);
-  fs::copy_file(native, dir / fs::path(native).filename(), fs::copy_options::overwrite_existing, ec);
-  setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
-  static const fs::path made = dir;
-  std::atexit([] {
-    std::error_code ignored;
-    fs::remove_all(made, ignored);
-  });
-}
+namespace {
 
 // The device's own platform, for the answers compared with rgpu's (PoCL unless told).
 std::string NativePlatform() {
@@ -94,7 +73,7 @@ struct DeviceSetup {
 class Conformance : public ::testing::Test {
  protected:
   void SetUp() override {
-    AddNativeIcd();
+    rgpu::test::AddNativeIcd("conf");
     const char* want = std::getenv("RGPU_TEST_PLATFORM");
     ASSERT_TRUE(dev_.Open(want ? want : "rgpu")) << "no usable platform named like " << want;
     ctx_ = dev_.ctx;

@@ -17,28 +17,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "native_icd.h"
 
-// A vendors directory with the loader's ICDs and the native one, so both platforms are listed.
-void AddNativeIcd() {
-  static bool done = false;
-  const char* native = std::getenv("RGPU_TEST_NATIVE_ICD");
-  const char* vendors = std::getenv("OCL_ICD_VENDORS");
-  if (done || !native || !vendors) return;
-  done = true;
-  namespace fs = std::filesystem;
-  static const fs::path dir = fs::temp_directory_path() / ("rgpu-img-icd-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(vendors, ec))
-    fs::copy_file(e.path(), dir / e.path().filename(), fs::copy_options::overwrite_existing, ec);
-  fs::copy_file(native, dir / fs::path(native).filename(), fs::copy_options::overwrite_existing, ec);
-  setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
-  std::atexit([] {
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  });
-}
+namespace {
 
 cl_platform_id FindPlatform(const std::string& like) {
   cl_uint n = 0;
@@ -97,7 +78,7 @@ using Case = std::function<Outcome(Dev&)>;
 class Images : public ::testing::Test {
  protected:
   void SetUp() override {
-    AddNativeIcd();
+    rgpu::test::AddNativeIcd("img");
     const char* want = std::getenv("RGPU_TEST_PLATFORM");
     tested_ = want ? want : "rgpu";
     ASSERT_TRUE(dev_.Open(tested_)) << "no usable platform named like " << tested_;

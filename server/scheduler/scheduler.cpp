@@ -703,14 +703,17 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     if (options_.force_slices || piece_ns == 0) count = 1;  // the first piece measures the kernel
     else count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
     count = std::min(count, h->total - first);
-  } else if (h->preemptible) {
+  }
+  // A run with no other of its launch on the device starts afresh: its control write clears
+  // any stop; a chained one goes on from the counter.
+  const bool fresh_run = h->preemptible && h->in_flight == 0;
+  if (h->preemptible) {
     count = RunGroups(*h, first, lc_active && pick->priority != Priority::LatencyCritical);
-    if (h->in_flight == 0) {  // a fresh start: the run's control write clears any stop
+    if (fresh_run) {
       h->stop_sent = false;
       h->run_started = now;
     }
   }
-  const bool fresh_run = h->preemptible && h->in_flight == 0;
   h->next += count;
   h->in_flight++;
   pick->in_flight++;
