@@ -414,6 +414,7 @@ class Bench {
   Options opt_;
   std::string self_;
   fs::path tmp_, native_vendors_, rgpu_vendors_, config_;
+  fs::path config_shared_;  // the same tenants, all in one context group ("POLICY+shared" modes)
   std::string device_platform_;
   int lc_iters_ = 0, be_iters_ = 0;
   double lc_device_ms_ = 0, be_device_ms_ = 0;  // the OpenCL kernels alone (what rgpud runs)
@@ -487,6 +488,12 @@ std::string Bench::WriteConfig() {
   }
   config_ = tmp_ / "rgpud.toml";
   std::ofstream(config_) << cfg.str();
+  // "+shared" modes: every tenant trusts every other, so all sessions share device contexts.
+  std::string shared = cfg.str();
+  for (size_t at = 0; (at = shared.find("[[tenant]]\n", at)) != std::string::npos; at += 10)
+    shared.insert(at + 11, "context_group = \"bench\"\n");
+  config_shared_ = tmp_ / "rgpud-shared.toml";
+  std::ofstream(config_shared_) << shared;
   return cfg.str();
 }
 
@@ -533,8 +540,9 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     return me;
   }
   // rgpud with a policy: "fifo", "seed001", "fair" or "fair:QUANTUM_US".
-  // POLICY[:QUANTUM_US][/ARG...]: rgpud --policy POLICY, each ARG one more rgpud argument
-  // (after --rgpud-args); rgpud itself refuses a policy it does not know.
+  // POLICY[+shared][:QUANTUM_US][/ARG...]: rgpud --policy POLICY, each ARG one more rgpud
+  // argument (after --rgpud-args); rgpud itself refuses a policy it does not know. "+shared"
+  // puts every tenant in one context group (Tenant::context_group).
   std::vector<std::string> mode_args;
   {
     std::istringstream parts(mode);
@@ -546,13 +554,18 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     quantum = policy.substr(colon + 1);
     policy = policy.substr(0, colon);
   }
+  bool shared = false;
+  if (auto plus = policy.find("+shared"); plus != std::string::npos) {
+    shared = true;
+    policy.erase(plus, 7);
+  }
   if (policy.empty()) throw std::runtime_error("mode " + mode + " names no policy");
   const std::string tag = std::to_string(++daemons_started_);  // short: a socket path has 108 bytes
   fs::path sock = tmp_ / ("rgpud-" + tag + ".sock");
   fs::path log = tmp_ / ("rgpud-" + tag + ".log");
   const int metrics_port = FreePort();
   std::vector<std::string> argv{(fs::path(opt_.build) / "server" / "rgpud").string(),
-                                "--listen", "unix:" + sock.string(), "--config", config_.string(),
+                                "--listen", "unix:" + sock.string(), "--config", (shared ? config_shared_ : config_).string(),
                                 "--platform", device_platform_, "--policy", policy,
                                 "--alpha", std::to_string(opt_.alpha), "--quantum-us", quantum,
                                 "--metrics", "127.0.0.1:" + std::to_string(metrics_port),

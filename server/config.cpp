@@ -196,7 +196,7 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
       if (!t) return Bad(path, "[[tenant]] entries must be tables");
       if (Status s = CheckKeys(path, *t, "[[tenant]]",
                                {"id", "token_hash", "weight", "priority", "mem_quota",
-                                "max_sessions", "devices", "admin"});
+                                "max_sessions", "devices", "admin", "context_group"});
           !s.ok())
         return s;
       auto tenant = std::make_shared<Tenant>();
@@ -219,6 +219,7 @@ Status LoadConfig(const std::string& path, ServerOptions* opt) {
         tenant->mem_quota_bytes = *b;
       }
       tenant->admin = (*t)["admin"].value_or(false);
+      tenant->context_group = (*t)["context_group"].value_or(std::string());
       int64_t ms = (*t)["max_sessions"].value_or(int64_t{0});
       if (ms < 0) return Bad(path, where + ": max_sessions must not be negative");
       tenant->max_sessions = static_cast<uint32_t>(ms);

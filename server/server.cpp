@@ -52,6 +52,21 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
 
 Server::~Server() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  for (auto& [key, ctx] : shared_contexts_) backend_->Release(proto::ObjType::Context, ctx);
+}
+
+Result<BkContext*> Server::SharedContext(const std::string& group, std::span<const int> devices) {
+  std::lock_guard lock(shared_mu_);
+  auto key = std::make_pair(group, std::vector<int>(devices.begin(), devices.end()));
+  auto it = shared_contexts_.find(key);
+  if (it == shared_contexts_.end()) {
+    auto ctx = backend_->CreateContext(devices);
+    if (!ctx.ok()) return ctx.status();
+    it = shared_contexts_.emplace(std::move(key), *ctx).first;
+    spdlog::info("context group '{}': one device context for its tenants' sessions", group);
+  }
+  backend_->Retain(proto::ObjType::Context, it->second);
+  return it->second;
 }
 
 Status Server::Bind() {

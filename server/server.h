@@ -5,9 +5,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <span>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -116,6 +117,10 @@ class Server {
   uint32_t DeviceQueues(int device) const;
   void CountQueue(int device, int delta);
   BufferPool& buffers() { return *buffers_; }
+  // The device context that every session of tenants in `group` (Tenant::context_group)
+  // shares for these devices, created on first use; each call returns one more reference,
+  // dropped with Backend::Release like any context. The server keeps its own until it ends.
+  Result<BkContext*> SharedContext(const std::string& group, std::span<const int> devices);
 
   void CountCommand() { commands_.fetch_add(1, std::memory_order_relaxed); }
   void CountObjects(int64_t d) { objects_.fetch_add(d, std::memory_order_relaxed); }
@@ -174,6 +179,9 @@ class Server {
   std::atomic<uint64_t> commands_{0};
   std::atomic<int64_t> objects_{0};
   std::atomic<uint64_t> next_session_{1};
+
+  std::mutex shared_mu_;
+  std::map<std::pair<std::string, std::vector<int>>, BkContext*> shared_contexts_;  // GUARDED_BY(shared_mu_)
 
   std::mutex mu_;
   std::condition_variable sessions_cv_;

@@ -639,7 +639,8 @@ Status Session::CreateContext(Reader& r) {
                           Status::Error(CL_INVALID_DEVICE, "device " + std::to_string(d) +
                                                                " is not one of this tenant's")),
              Status::Ok();
-  auto ctx = server_->backend().CreateContext(devs);
+  const std::string& group = tenant()->context_group;
+  auto ctx = group.empty() ? server_->backend().CreateContext(devs) : server_->SharedContext(group, devs);
   if (!ctx.ok()) {
     AsyncFailure(Op::CreateContext, id, ctx.status());
     return Status::Ok();

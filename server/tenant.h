@@ -30,6 +30,11 @@ struct Tenant {
   // token. Empty only for the anonymous tenant of a server without config (no token needed).
   std::string token_hash;
   bool admin = false;  // Stats (rgpu status) shows it every tenant, not only itself
+  // Tenants naming the same group trust each other: their sessions share one device context
+  // per set of devices, so their kernels can run on the device at once (no context switch
+  // between them). Empty: every session has contexts of its own. docs/security.md says
+  // what sharing gives up.
+  std::string context_group;
 
   bool MayUse(int device) const;
 };

@@ -195,8 +195,8 @@ std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
 }
 
 // A victim with a context (1), a queue (2) and a 4 KiB buffer (3) holding Pattern(4096, 42).
-void MakeVictim(RawClient& v) {
-  ASSERT_TRUE(v.Open(Env("ALICE_TOKEN")).ok());
+void MakeVictim(RawClient& v, const char* token_env = "ALICE_TOKEN") {
+  ASSERT_TRUE(v.Open(Env(token_env)).ok());
   v.CreateContext(1);
   v.CreateQueue(2, 1);
   v.CreateBuffer(3, 1, 4096, Pattern(4096, 42));
@@ -286,6 +286,41 @@ TEST(Isolation, GuessedReplayedAndMistypedIdsFailAndTheVictimIsIntact) {
     EXPECT_EQ(attacker.Objects(), 3u);
     ExpectVictimIntact(victim);
   }
+}
+
+// dave and erin share a context group: their sessions' contexts are one device context, but
+// ids stay per session, and a context outlives the session that created it first.
+TEST(ContextGroup, SharedDeviceContextKeepsObjectsPerSession) {
+  auto erin = std::make_unique<RawClient>();
+  {
+    RawClient dave;
+    MakeVictim(dave, "DAVE_TOKEN");
+    ASSERT_TRUE(erin->Open(Env("ERIN_TOKEN")).ok());
+    for (uint64_t id = 1; id <= 16; ++id) {
+      int32_t code = 0;
+      erin->ReadBuffer(2, id, 16, &code);
+      EXPECT_NE(code, CL_SUCCESS) << "read of dave's buffer " << id;
+      erin->WriteBuffer(2, id, Pattern(64, 0));
+      for (auto t : {proto::ObjType::Context, proto::ObjType::Queue, proto::ObjType::Mem}) erin->Release(t, id);
+    }
+    ASSERT_TRUE(erin->Sync());
+    erin->TakeAsyncErrors();
+    EXPECT_EQ(erin->Objects(), 0u);
+    ExpectVictimIntact(dave);
+    erin->CreateContext(1);
+    erin->CreateQueue(2, 1);
+    erin->CreateBuffer(3, 1, 4096, Pattern(4096, 7));
+    ASSERT_TRUE(erin->Sync());
+    ASSERT_TRUE(erin->TakeAsyncErrors().empty());
+    ExpectVictimIntact(dave);  // same ids, same device context, still dave's own data
+  }
+  // dave has gone and released its reference to the shared context; erin's objects live on.
+  int32_t code = 1;
+  EXPECT_EQ(erin->ReadBuffer(2, 3, 4096, &code), Pattern(4096, 7));
+  EXPECT_EQ(code, CL_SUCCESS);
+  RawClient dave2;  // and a new session of the group gets the context again
+  MakeVictim(dave2, "DAVE_TOKEN");
+  ExpectVictimIntact(dave2);
 }
 
 TEST(Quota, BufferOverQuotaFailsAndTheSessionGoesOn) {

@@ -10,6 +10,7 @@ bin=$2
 dir=$(mktemp -d /tmp/rgpu-sec.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 export ALICE_TOKEN=alice-$RANDOM$RANDOM BOB_TOKEN=bob-$RANDOM$RANDOM CAROL_TOKEN=carol-$RANDOM$RANDOM
+export DAVE_TOKEN=dave-$RANDOM$RANDOM ERIN_TOKEN=erin-$RANDOM$RANDOM
 hash() { echo "$1" | "$build/server/rgpud" --hash-token; }
 cat >"$dir/rgpud.toml" <<TOML
 [limits]
@@ -31,10 +32,23 @@ mem_quota = "1MiB"
 id = "carol"
 token_hash = "$(hash "$CAROL_TOKEN")"
 max_sessions = 2
+
+# dave and erin trust each other: their sessions share device contexts.
+[[tenant]]
+id = "dave"
+token_hash = "$(hash "$DAVE_TOKEN")"
+context_group = "trusted"
+
+[[tenant]]
+id = "erin"
+token_hash = "$(hash "$ERIN_TOKEN")"
+context_group = "trusted"
 TOML
 export RGPUD_ARGS="--config $dir/rgpud.toml"
 here=$(dirname "$0")
-"$here/with_rgpud.sh" "$build" "$bin"
+# ContextGroup.*: three sessions of the group made contexts; the device got one.
+"$here/with_rgpud.sh" "$build" sh -c '"$0" && n=$(grep -c "context group .trusted.: one device context" "$RGPUD_LOG") &&
+  { [ "$n" = 1 ] || { echo "context group: $n device contexts made, expected 1"; exit 1; }; }' "$bin"
 # Through the ICD: a wrong token means no rgpu devices and a line saying why.
 "$here/with_rgpud.sh" "$build" sh -c '
   out=$(RGPU_TOKEN=wrong clinfo -l 2>&1)
