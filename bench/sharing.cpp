@@ -259,7 +259,7 @@ struct Options {
   // run briefly, so that slices of whole work-groups can be short (1: one long wave).
   size_t be_waves = 1;
   double alpha = 2;
-  double quantum_us = 1000;
+  double quantum_us = 8000;  // rgpud's default
   std::string rgpud_log_level = "info";
   std::string rgpud_args;
   int timeout_s = 120;

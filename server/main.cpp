@@ -99,8 +99,8 @@ int main(int argc, char** argv) {
   app.add_option("--alpha", opt.sched.alpha, "seed001: slices per active tenant.")
       ->capture_default_str();
   app.add_option("--quantum-us", opt.sched.quantum_us,
-                 "fair: how long one best-effort tenant's work runs before another waiting "
-                 "best-effort tenant gets the device, in microseconds.")
+                 "fair: how much device time one best-effort tenant's turn lasts before another "
+                 "waiting best-effort tenant gets the device, in microseconds.")
       ->capture_default_str();
   app.add_option("--lc-slice-us", opt.sched.lc_slice_us,
                  "fair: best-effort launches that cannot be stopped mid-way run in slices of at "

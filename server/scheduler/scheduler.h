@@ -50,9 +50,10 @@ const char* PolicyName(Policy p);
 struct SchedulerOptions {
   Policy policy = Policy::Fair;
   double alpha = 2.0;               // seed001: slices per active tenant
-  // fair: how long one best-effort tenant's work runs before another waiting best-effort
-  // tenant gets the device (a run is stopped, or slices are sized to it).
-  double quantum_us = 2000.0;
+  // fair: how much device time one best-effort tenant's turn lasts before another waiting
+  // best-effort tenant gets the device (a run is stopped; slices are at most 2 ms each, and
+  // the tenant keeps the device until it is this far ahead of the next).
+  double quantum_us = 8000.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time.
   double lc_slice_us = 150.0;
@@ -206,6 +207,8 @@ class Scheduler {
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
   // charged for the overlap).
   const TenantState* on_device_ = nullptr;          // GUARDED_BY(mu_)
+  // The best-effort tenant whose turn it is: it keeps the device until a quantum ahead.
+  TenantState* turn_ = nullptr;                      // GUARDED_BY(mu_)
   std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
   // The dispatcher's next timed look (the quantum of the run on the device ends).
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
