@@ -20,10 +20,14 @@ speed() {  # the first "Speed.#1" figure in FILE, in H/s; empty if none
     awk '{ m = index("kMGT", $2); printf "%.0f\n", $1 * (m ? 1000 ^ m : 1) }'
 }
 
+# OpenCL only, on both sides: on an NVIDIA host hashcat otherwise also drives the GPU through
+# CUDA, and its first device (whose speed this script reads) is then CUDA's, not rgpu's.
+hashcat_cl=(hashcat --force --backend-ignore-cuda --backend-ignore-hip)
+
 bench() {
   local mode=$1 n r
-  native timeout 600 hashcat --force -b -m "$mode" >"$APPS_OUT/bench-$mode-native.txt" 2>&1
-  run_through_rgpu_counted "$APPS_OUT/bench-$mode-rgpu.txt" timeout 600 hashcat --force -b -m "$mode"
+  native timeout 600 "${hashcat_cl[@]}" -b -m "$mode" >"$APPS_OUT/bench-$mode-native.txt" 2>&1
+  run_through_rgpu_counted "$APPS_OUT/bench-$mode-rgpu.txt" timeout 600 "${hashcat_cl[@]}" -b -m "$mode"
   n=$(speed "$APPS_OUT/bench-$mode-native.txt")
   r=$(speed "$APPS_OUT/bench-$mode-rgpu.txt")
   echo "hashcat -b -m $mode: native ${n:-none} H/s, through rgpu ${r:-none} H/s ($RGPU_LAUNCHES launches)"
@@ -41,7 +45,7 @@ crack() {
   hash=$(printf %s "$word" | md5sum | cut -d' ' -f1)
   echo "$hash" >"$APPS_OUT/hash.txt"
   for where in native rgpu; do
-    local cmd=(timeout 600 hashcat --force -m 0 -a 3 -O --potfile-disable --quiet --outfile-format 2
+    local cmd=(timeout 600 "${hashcat_cl[@]}" -m 0 -a 3 -O --potfile-disable --quiet --outfile-format 2
                -o "$APPS_OUT/found-$where.txt" "$APPS_OUT/hash.txt" '?l?l?l?l?l')
     if [ $where = native ]; then
       native "${cmd[@]}" >"$APPS_OUT/crack-native.txt" 2>&1
