@@ -4,7 +4,7 @@
 #
 #   tests/gpu/apps_on_device.sh CARRY OUTDIR [TEST...]
 #
-# TEST: clpeak_compute clpeak_transfer hashcat_bench hashcat_crack opencv_umat (default: all;
+# TEST: clinfo clpeak_compute clpeak_transfer hashcat_bench hashcat_crack opencv_umat (default: all;
 # a device command has 10 minutes, so a first run may take two calls). Each test is cut at
 # APP_TIMEOUT seconds (default 280).
 #
@@ -52,6 +52,13 @@ run_app() {  # NAME SCRIPT ARGS...: the script's outputs under OUT/NAME, one sum
 run_app clpeak_compute "$here/../apps/clpeak_test.sh" --global-bandwidth --compute-sp \
   --compute-dp --compute-integer --compute-intfast --kernel-latency
 run_app clpeak_transfer "$here/../apps/clpeak_test.sh" --transfer-bandwidth
+# clinfo natively and through rgpu, for the OpenCL 3.0 table of docs/architecture.md.
+if [[ $tests == *" clinfo "* ]]; then
+  OCL_ICD_VENDORS=$native clinfo >"$OUT/clinfo-native.txt" 2>&1
+  clinfo >"$OUT/clinfo-rgpu.txt" 2>&1
+  echo "clinfo: native $(grep -c . "$OUT/clinfo-native.txt") lines, rgpu $(grep -c . "$OUT/clinfo-rgpu.txt") lines" |
+    tee -a "$summary"
+fi
 run_app hashcat_bench "$here/../apps/hashcat_test.sh" bench 0 1400 3200
 run_app hashcat_crack "$here/../apps/hashcat_test.sh" crack
 if /usr/bin/python3 -c "import cv2" 2>/dev/null; then

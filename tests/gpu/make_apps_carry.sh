@@ -16,7 +16,7 @@ if [ -z "${CARRY_BUILD:-}" ]; then
 fi
 rm -rf "$C" && mkdir -p "$C"/{server,client,icd,bin,lib,hashcat}
 cp "$build/server/rgpud" "$C/server/" && cp "$build/client/librgpu-icd.so" "$C/client/"
-cp /usr/bin/clpeak "$C/bin/"
+cp /usr/bin/clpeak /usr/bin/clinfo "$C/bin/"
 cp /usr/bin/hashcat "$C/hashcat/"
 cp -r /usr/share/hashcat/OpenCL /usr/share/hashcat/hashcat.hcstat2 "$C/hashcat/"
 # The modules of the hash modes tests/apps/hashcat_test.sh uses (all of them are 80 MB).
