@@ -12,8 +12,6 @@
 namespace rgpu::server {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // A tenant counts as active for this long after its last launch, so that a tenant issuing
 // short kernels at a steady rate is seen as present between them.
 constexpr auto kActiveWindow = std::chrono::milliseconds(200);
@@ -89,15 +87,16 @@ std::string TenantKey(const LaunchRequest& req) {
 
 Result<Policy> ParsePolicy(const std::string& name) {
   if (name == "fifo") return Policy::Fifo;
-  if (name == "seed001") return Policy::Seed001;
+  // "seed001" is split's first name: configs and scripts that still say it keep working.
+  if (name == "split" || name == "seed001") return Policy::Split;
   if (name == "fair") return Policy::Fair;
-  return Status::Error(CL_INVALID_VALUE, "unknown policy '" + name + "' (fifo, seed001, fair)");
+  return Status::Error(CL_INVALID_VALUE, "unknown policy '" + name + "' (fifo, split, fair)");
 }
 
 const char* PolicyName(Policy p) {
   switch (p) {
     case Policy::Fifo: return "fifo";
-    case Policy::Seed001: return "seed001";
+    case Policy::Split: return "split";
     default: return "fair";
   }
 }
@@ -129,8 +128,9 @@ struct Scheduler::Held {
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
-                     size_t wave_items)
-    : backend_(backend),
+                     size_t wave_items, std::function<Clock::time_point()> clock)
+    : clock_(std::move(clock)),
+      backend_(backend),
       options_(options),
       device_cores_(std::max<uint32_t>(device_cores, 1)),
       wave_items_(wave_items) {
@@ -167,7 +167,7 @@ Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
 }
 
 int Scheduler::ActiveTenants() {
-  auto now = Clock::now();
+  auto now = Now();
   int n = 0;
   for (auto& [key, st] : tenants_)
     if (st.in_flight > 0 || !st.queue.empty() || now - st.last_submit < kActiveWindow) ++n;
@@ -198,14 +198,14 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     TenantState& st = StateFor(req);
     st.usage.launches++;
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
-    const auto now = Clock::now();
+    const auto now = Now();
     const bool long_idle = was_idle && now - st.last_submit > kActiveWindow;
     if (st.priority == Priority::LatencyCritical && options_.policy == Policy::Fair) {
       // It runs at once; best-effort work on the device stops at its next work-group.
       StopRuns(std::nullopt);
     }
     st.last_submit = now;
-    if (options_.policy == Policy::Seed001) {
+    if (options_.policy == Policy::Split) {
       size_t items = 1;
       for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
       int active = ActiveTenants();
@@ -215,7 +215,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
         slices = static_cast<size_t>(std::lround(active * options_.alpha));
     } else if (options_.policy == Policy::Fair) {
       bool others = false;
-      auto now = Clock::now();
+      auto now = Now();
       for (auto& [key, o] : tenants_)
         if (&o != &st && (o.in_flight > 0 || !o.queue.empty() || now - o.last_submit < kActiveWindow))
           others = true;
@@ -627,11 +627,14 @@ void Scheduler::DispatchLoop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
     if (!DispatchOne(lk)) {
-      StopRunPastQuantum(Clock::now());
-      auto until = Clock::now() + std::chrono::milliseconds(20);
+      const auto now = Now();
+      StopRunPastQuantum(now);
+      auto until = now + std::chrono::milliseconds(20);
       if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
       wake_at_ = {};
-      cv_.wait_until(lk, until);
+      // A duration, not a time point: the scheduler's clock may be a test's (Scheduler's
+      // constructor), and the wait itself is always in real time.
+      cv_.wait_for(lk, until - now);
     }
     if (!direct_.empty()) {
       lk.unlock();
@@ -656,7 +659,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       return true;  // state may have changed; look again
     }
   }
-  const auto now = Clock::now();
+  const auto now = Now();
   const auto guard_end =
       lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000));
   bool lc_busy = lc_requests_ > 0 || now < guard_end, lc_active = false;
@@ -992,7 +995,7 @@ void Scheduler::LatencyCriticalRequest(bool begin) {
     return;
   }
   lc_requests_--;
-  lc_served_ = Clock::now();
+  lc_served_ = Now();
   cv_.notify_all();
 }
 
