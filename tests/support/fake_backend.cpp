@@ -2,6 +2,7 @@
 
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -200,21 +201,27 @@ FakeBackend::Object* FakeBackend::New(ObjType type, Object* parent) {
   return o;
 }
 
+// Device indexes come from clients (checked only against the tenant's list): the OpenCL
+// backend answers CL_INVALID_DEVICE for one out of range, and so does the fake.
+bool FakeBackend::ValidDevice(int device) const {
+  return device >= 0 && device < static_cast<int>(devices_.size());
+}
+
 Status FakeBackend::DeviceInfo(int device, uint32_t param, std::vector<uint8_t>* raw) {
-  if (device < 0 || device >= static_cast<int>(devices_.size())) Broken("device index out of range");
+  if (!ValidDevice(device)) return Bad(CL_INVALID_DEVICE, "no such device");
   raw->assign(8, 0);
   return Status::Ok();
 }
 
 Result<BkContext*> FakeBackend::CreateContext(std::span<const int> devices) {
-  if (devices.empty()) return Bad(CL_INVALID_VALUE, "no devices");
-  for (int d : devices)
-    if (d < 0 || d >= static_cast<int>(devices_.size())) Broken("device index out of range");
+  // As the OpenCL backend: devices out of range are left out; none left is an error.
+  if (std::none_of(devices.begin(), devices.end(), [&](int d) { return ValidDevice(d); }))
+    return Bad(CL_INVALID_DEVICE, "no valid device for the context");
   return H<BkContext>(New(ObjType::Context, nullptr));
 }
 
 Result<BkQueue*> FakeBackend::CreateQueue(BkContext* ctx, int device, uint64_t properties) {
-  if (device < 0 || device >= static_cast<int>(devices_.size())) Broken("device index out of range");
+  if (!ValidDevice(device)) return Bad(CL_INVALID_DEVICE, "no such device");
   Object* q = New(ObjType::Queue, O(ctx, ObjType::Context));
   q->in_order = (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
   return H<BkQueue>(q);

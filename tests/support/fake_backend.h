@@ -193,6 +193,7 @@ class FakeBackend : public server::Backend {
 
  private:
   Object* New(proto::ObjType type, Object* parent);
+  bool ValidDevice(int device) const;
   void Drop(Object* o);  // Release without the checks (internal references)
   // A command's event: complete at once (immediate mode), or queued for the simulation.
   Result<server::BkEvent*> Enqueue(server::BkQueue* q, server::WaitList waits, Command cmd);
