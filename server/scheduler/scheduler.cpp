@@ -370,7 +370,7 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
   }
   auto plan = slicer::PlanSlices(*req.slice_info, ShapeOf(req.range), n);
   if (!plan.ok()) {
-    spdlog::debug("launch not sliced: {}", plan.reason());
+    spdlog::debug("launch not sliced: {}", plan.status().message());
     {
       std::lock_guard lk(mu_);
       StateFor(req).usage.unsliceable++;
@@ -536,7 +536,7 @@ bool Scheduler::PlanRuns(Held& h) {
     std::memcpy(&max_local, raw.data(), sizeof(size_t));
   auto run = slicer::PlanRun(*h.req.slice_info, shape, max_local);
   if (!run.ok()) {
-    spdlog::debug("launch not preemptible: {}", run.reason());
+    spdlog::debug("launch not preemptible: {}", run.status().message());
     return false;
   }
   if (!h.req.ctl_queue) return false;
@@ -545,7 +545,7 @@ bool Scheduler::PlanRuns(Held& h) {
     spdlog::debug("no control buffer for a preemptible run: {}", ctl.status().message());
     return false;
   }
-  h.run = std::move(run).value();
+  h.run = std::move(run.value());
   h.preemptible = true;
   h.ctl = *ctl;
   h.ctl_out = std::make_shared<ByteVec>(slicer::kControlBytes);
@@ -565,10 +565,10 @@ bool Scheduler::PlanSlicesOf(Held& h) {
                             : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
   auto plan = slicer::PlanSlices(*h.req.slice_info, ShapeOf(h.req.range), pieces);
   if (!plan.ok()) {
-    spdlog::debug("launch not sliced: {}", plan.reason());
+    spdlog::debug("launch not sliced: {}", plan.status().message());
     return false;
   }
-  h.plan = std::move(plan).value();
+  h.plan = std::move(plan.value());
   h.sliceable = true;
   h.total = h.plan.slices.size();
   return true;
