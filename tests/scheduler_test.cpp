@@ -67,7 +67,8 @@ class SchedulerTest : public ::testing::Test {
     t->app = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
     t->exec = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
     t->ctl = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
-    BkProgram* p = *dev_.CreateProgramWithSource(t->ctx, "kernel void " + id + "(global float* a) {}");
+    BkProgram* p =
+        *dev_.CreateProgramWithSource(t->ctx, "kernel void " + id + "(global float* a) {}");
     EXPECT_TRUE(dev_.BuildProgram(p, std::span<const int>(&device, 1), "").ok());
     t->kernel = *dev_.CreateKernel(p, id);
     t->sched_kernel = *dev_.CreateKernel(p, id);
@@ -79,7 +80,8 @@ class SchedulerTest : public ::testing::Test {
 
   // A 1D launch of `groups` work-groups of 64 work-items; `sliceable`: its program was
   // rewritten for slicing (slicer.h).
-  LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true, bool want_event = true) {
+  LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true,
+                      bool want_event = true) {
     LaunchRequest req;
     req.session_id = t.session;
     req.tenant = &t.tenant;
@@ -232,10 +234,11 @@ TEST_F(SchedulerTest, FairHoldsSharedWorkAndRunsItPreemptibly) {
   Start(SchedulerOptions{});
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
-  Launch(a, 32);                  // alone: direct
-  auto held = Launch(b, 100);     // a is active: held
+  Launch(a, 32);               // alone: direct
+  auto held = Launch(b, 100);  // a is active: held
   ASSERT_NE(held.event, nullptr);
-  EXPECT_GT(dev_.EventStatus(held.event), CL_COMPLETE) << "the application's event waits for the work";
+  EXPECT_GT(dev_.EventStatus(held.event), CL_COMPLETE)
+      << "the application's event waits for the work";
   for (auto& l : LaunchesOf(b)) {
     EXPECT_EQ(l.queue, b.exec) << "held work runs on rgpud's own queue, never the application's";
     EXPECT_TRUE(l.run);
@@ -315,7 +318,8 @@ TEST_F(SchedulerTest, WeightedFairOrderSharesDeviceTimeByWeight) {
     Launch(a, 3200);
     Launch(b, 3200);
   }
-  const uint64_t horizon = dev_.NowNs() + 4'000'000;  // b has 3 ms of it, a 1 ms: both still have work
+  const uint64_t horizon =
+      dev_.NowNs() + 4'000'000;  // b has 3 ms of it, a 1 ms: both still have work
   dev_.RunUntilIdle(horizon);
   const uint64_t from = horizon - 4'000'000;
   const double a_ns = DeviceNs(LaunchesOf(a), horizon) - DeviceNs(LaunchesOf(a), from),

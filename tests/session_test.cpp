@@ -71,7 +71,8 @@ class Connection {
     proto::EncodeHeader({static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), 0, tag},
                         frame.data());
     frame.insert(frame.end(), body.begin(), body.end());
-    ASSERT_EQ(::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL), static_cast<ssize_t>(frame.size()));
+    ASSERT_EQ(::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(frame.size()));
   }
   // Sends a request that has a reply and returns the reply's status code; AsyncErrors that
   // come first (from earlier requests: a session answers in order) are kept in errors().
@@ -255,9 +256,11 @@ TEST_F(SessionTest, HandleOfTheWrongTypeIsTheErrorOfTheTypeExpected) {
     c.Send(Op::CreateBuffer, CreateBufferBody(4, /*a buffer*/ 2, 1024));
     EXPECT_EQ(c.Call(Op::Finish, IdBody(/*a context*/ 1)), CL_INVALID_COMMAND_QUEUE);
     EXPECT_EQ(c.Call(Op::WaitEvents, WaitBody({2})), CL_INVALID_EVENT);
-    EXPECT_EQ(c.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Event, 1, CL_EVENT_COMMAND_TYPE)),
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Event, 1, CL_EVENT_COMMAND_TYPE)),
               CL_INVALID_EVENT);
-    EXPECT_EQ(c.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Kernel, 2, CL_KERNEL_NUM_ARGS)),
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Kernel, 2, CL_KERNEL_NUM_ARGS)),
               CL_INVALID_KERNEL);
     ASSERT_TRUE(c.ErrorFor(3));
     EXPECT_EQ(c.ErrorFor(3)->op, Op::CreateQueue);
@@ -278,13 +281,15 @@ TEST_F(SessionTest, ReleasedObjectsAreGone) {
     c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, 4096));
     EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_SUCCESS);
     c.Send(Op::CreateUserEvent, PairBody(5, 1));
-    EXPECT_EQ(c.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
               CL_SUCCESS);
     c.Send(Op::Release, ReleaseBody(ObjType::Queue, 2));
     c.Send(Op::Release, ReleaseBody(ObjType::Mem, 3));
     c.Send(Op::Release, ReleaseBody(ObjType::Event, 5));
     EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_INVALID_COMMAND_QUEUE);
-    EXPECT_EQ(c.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
               CL_INVALID_EVENT);
     EXPECT_EQ(c.Call(Op::WaitEvents, WaitBody({5})), CL_INVALID_EVENT);
     c.Send(Op::CreateSubBuffer, SubBufferBody(6, /*released*/ 3));
@@ -322,9 +327,9 @@ TEST_F(SessionTest, BufferSizesAndTheTenantsMemoryQuota) {
   c.Send(Op::CreateBuffer, CreateBufferBody(2, 1, 0));                  // size 0
   c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, uint64_t{1} << 40));  // over the quota too
   c.Send(Op::CreateBuffer, CreateBufferBody(4, 1, 512 << 10));
-  c.Send(Op::CreateBuffer, CreateBufferBody(5, 1, 768 << 10));         // 1.25 MiB in all
+  c.Send(Op::CreateBuffer, CreateBufferBody(5, 1, 768 << 10));  // 1.25 MiB in all
   c.Send(Op::Release, ReleaseBody(ObjType::Mem, 4));
-  c.Send(Op::CreateBuffer, CreateBufferBody(6, 1, 768 << 10));         // fits now
+  c.Send(Op::CreateBuffer, CreateBufferBody(6, 1, 768 << 10));  // fits now
   c.Sync();
   ASSERT_TRUE(c.ErrorFor(2));
   EXPECT_EQ(c.ErrorFor(2)->code, CL_INVALID_BUFFER_SIZE);
@@ -361,7 +366,8 @@ TEST_F(SessionTest, ObjectLimitEndsTheSessionAndOnlyIt) {
     EXPECT_TRUE(c.closed());
     EXPECT_NE(c.goodbye().find("too many objects"), std::string::npos) << c.goodbye();
   }
-  EXPECT_EQ(bystander.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Device, 0, CL_DEVICE_NAME)),
+  EXPECT_EQ(bystander.Call(Op::GetInfo,
+                           Connection::InfoBody(proto::InfoFamily::Device, 0, CL_DEVICE_NAME)),
             CL_SUCCESS);
   EXPECT_FALSE(bystander.closed());
   bystander.Send(Op::Release, ReleaseBody(ObjType::Context, 1));

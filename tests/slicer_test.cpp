@@ -207,7 +207,8 @@ TEST(SlicerPlan, RunsCountWorkGroupsAndPickALocalSize) {
   EXPECT_EQ(b.value().total_groups, 8u);
   EXPECT_FALSE(PlanRun(groups, implicit_local, 128).ok());  // observes work-groups
   implicit_local.global[0] = 1009;                           // prime: no usable divisor
-  EXPECT_NE(PlanRun(items, implicit_local, 128).status().message().find("divides"), std::string::npos);
+  EXPECT_NE(PlanRun(items, implicit_local, 128).status().message().find("divides"),
+            std::string::npos);
   explicit_local.global[0] = 60;                             // non-uniform
   EXPECT_FALSE(PlanRun(groups, explicit_local, 0).ok());
 }
@@ -271,7 +272,8 @@ TEST_P(SlicerRefuses, WithAReason) {
   const RefusalCase& c = GetParam();
   Result<RewrittenProgram> r = RewriteForSlicing(c.source, c.options);
   ASSERT_FALSE(r.ok()) << "accepted:\n" << r.value().source;
-  EXPECT_NE(r.status().message().find(c.reason), std::string::npos) << "reason: " << r.status().message();
+  EXPECT_NE(r.status().message().find(c.reason), std::string::npos)
+      << "reason: " << r.status().message();
 }
 
 const RefusalCase kRefusals[] = {

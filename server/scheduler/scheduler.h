@@ -50,7 +50,7 @@ const char* PolicyName(Policy p);
 
 struct SchedulerOptions {
   Policy policy = Policy::Fair;
-  double alpha = 2.0;               // split: slices per active tenant
+  double alpha = 2.0;  // split: slices per active tenant
   // fair: how long one best-effort tenant's work runs before another waiting best-effort
   // tenant gets the device (a run is stopped, or slices are sized to it).
   double quantum_us = 2000.0;

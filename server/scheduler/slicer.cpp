@@ -369,8 +369,7 @@ Result<std::vector<size_t>> MatchBrackets(std::span<const Token> tokens) {
     }
   }
   if (!open.empty()) {
-    return Refused("unbalanced " + Quote(tokens[open.back()].text) +
-                           " (reading every #if branch)");
+    return Refused("unbalanced " + Quote(tokens[open.back()].text) + " (reading every #if branch)");
   }
   return match;
 }
@@ -402,8 +401,9 @@ Result<std::vector<Macro>> MacrosFromOptions(std::string_view options) {
     macro.from_options = true;
     if (eq != std::string_view::npos) {
       Result<Lexed> body = Lexer(definition.substr(eq + 1)).Run();
-      if (!body.ok()) return Refused("build option -D" + std::string(definition) + ": " +
-                                             body.status().message());
+      if (!body.ok())
+        return Refused("build option -D" + std::string(definition) + ": " +
+                       body.status().message());
       if (!body.value().directives.empty()) {
         return Refused("build option -D" + std::string(definition) + " holds a '#'");
       }
@@ -470,12 +470,12 @@ class Rewriter {
     for (const Directive& d : lexed_.directives) {
       if (d.keyword == "include" || d.keyword == "import" || d.keyword == "include_next") {
         return Refused("#" + std::string(d.keyword) +
-                               ": the included file is not visible to the rewriter");
+                       ": the included file is not visible to the rewriter");
       }
       for (const Token& t : d.tokens) {
         if (IsRewrittenBuiltin(t.text) && d.keyword != "define") {
-          return Refused("#" + std::string(d.keyword) + " names the built-in " +
-                                 Quote(t.text) + ", which the rewrite redefines");
+          return Refused("#" + std::string(d.keyword) + " names the built-in " + Quote(t.text) +
+                         ", which the rewrite redefines");
         }
       }
       if (d.keyword != "define") continue;
@@ -509,7 +509,7 @@ class Rewriter {
         const Token& t = m.body[i];
         if (IsKernelQualifier(t.text)) {
           return Refused(where + " hides a kernel signature ('" + std::string(t.text) +
-                                 "' in a macro)");
+                         "' in a macro)");
         }
         if (t.Is("##")) {
           return Refused(where + " pastes tokens (##): the names it makes are not visible");
@@ -533,7 +533,7 @@ class Rewriter {
         }
         if (IsDeviceEnqueue(t)) {
           return Refused("device-side enqueue (" + std::string(t) +
-                                 "): child launches would read the parent's launch values");
+                         "): child launches would read the parent's launch values");
         }
         // "(get_group_id)(0)" calls the real built-in past the #define: refuse any use that is
         // not a plain call. (Macro bodies got the same check in ReadMacros.)
@@ -599,8 +599,10 @@ class Rewriter {
     }
     for (size_t k = 0; k < tokens_.size(); ++k) {
       if (IsKernelQualifier(tokens_[k].text) && !understood.contains(k)) {
-        return Refused("a kernel qualifier outside a function declaration the rewriter "
-                               "understands (near offset " + std::to_string(tokens_[k].offset) + ")");
+        return Refused(
+            "a kernel qualifier outside a function declaration the rewriter "
+            "understands (near offset " +
+            std::to_string(tokens_[k].offset) + ")");
       }
     }
     return Status::Ok();
@@ -622,14 +624,15 @@ class Rewriter {
     f.params_open = match_[j];
     if (f.params_open == begin || !tokens_[f.params_open - 1].IsIdentifier() ||
         tokens_[f.params_open - 1].Is("__attribute__")) {
-      return Refused("a function definition whose name the rewriter cannot find (near "
-                             "offset " + std::to_string(tokens_[brace].offset) + ")");
+      return Refused(
+          "a function definition whose name the rewriter cannot find (near "
+          "offset " +
+          std::to_string(tokens_[brace].offset) + ")");
     }
     f.name_index = f.params_open - 1;
     f.name = tokens_[f.name_index].text;
     if (IsRewrittenBuiltin(f.name)) {
-      return Refused("the program defines a function named like the built-in " +
-                             Quote(f.name));
+      return Refused("the program defines a function named like the built-in " + Quote(f.name));
     }
     f.specifiers_begin = begin;
     f.body_open = brace;
@@ -737,7 +740,7 @@ class Rewriter {
           [](size_t position, const Directive& dir) { return position < dir.position; });
       if (d != lexed_.directives.end() && d->position <= end) {
         return Refused("a #" + std::string(d->keyword) + " inside the signature of " +
-                               Quote(f.name));
+                       Quote(f.name));
       }
       if (!f.is_kernel) continue;
       // A macro in a kernel's parameter list could expand to several parameters (or none),
@@ -755,7 +758,7 @@ class Rewriter {
         }
         if (risky) {
           return Refused("macro " + Quote(it->first) + " in the parameter list of kernel " +
-                                 Quote(f.name) + " may change its argument count");
+                         Quote(f.name) + " may change its argument count");
         }
       }
     }
@@ -822,7 +825,7 @@ class Rewriter {
         for (const Token& t : all.subspan(1)) {
           if (needs_launch_.contains(t.text)) {
             return Refused("macro " + Quote(d.tokens[0].text) + " calls " + Quote(t.text) +
-                                   " with unbalanced brackets");
+                           " with unbalanced brackets");
           }
         }
         continue;
@@ -837,7 +840,7 @@ class Rewriter {
       for (const Token& t : m.body) {
         if (needs_launch_.contains(t.text)) {
           return Refused("build option macro " + Quote(m.name) + " uses " + Quote(t.text) +
-                                 ", which takes the hidden parameter; options cannot be rewritten");
+                         ", which takes the hidden parameter; options cannot be rewritten");
         }
       }
     }
@@ -860,13 +863,13 @@ class Rewriter {
                                         tokens[k + 2].Is("(");
         if (macro_body || parenthesised_call) {
           return Refused(where + " names " + Quote(t.text) +
-                                 " without calling it; the rewriter cannot pass it the launch");
+                         " without calling it; the rewriter cannot pass it the launch");
         }
         continue;
       }
       if (kernel_names_.contains(t.text)) {
         return Refused(where + " calls kernel " + Quote(t.text) +
-                               " as a function; its hidden arguments are the launch's own");
+                       " as a function; its hidden arguments are the launch's own");
       }
       const size_t close = match[k + 1];
       const bool no_args = close == k + 2;
@@ -889,7 +892,7 @@ class Rewriter {
         // Two definitions are only possible in different #if branches.
         if (seen->second != args) {
           return Refused("kernel " + Quote(f.name) +
-                                 " is defined twice with different argument counts");
+                         " is defined twice with different argument counts");
         }
         continue;
       }
@@ -938,14 +941,16 @@ Status ValidateShape(const KernelInfo& kernel, const LaunchShape& launch) {
     if (!launch.local_given) continue;
     if (launch.local[d] == 0) return Refused("a local size of 0");
     if (launch.global[d] % launch.local[d] != 0) {
-      return Refused("non-uniform work-groups (local size does not divide the global "
-                             "size in dimension " + std::to_string(d) + ")");
+      return Refused(
+          "non-uniform work-groups (local size does not divide the global "
+          "size in dimension " +
+          std::to_string(d) + ")");
     }
   }
   if (!launch.local_given && kernel.observes_work_groups) {
     return Refused("kernel " + Quote(kernel.name) +
-                           " observes work-groups and the local size is left to the driver, "
-                           "whose choice is not visible; pass an explicit local size");
+                   " observes work-groups and the local size is left to the driver, "
+                   "whose choice is not visible; pass an explicit local size");
   }
   return Status::Ok();
 }
@@ -1003,12 +1008,12 @@ Status CheckBuiltKernels(const RewrittenProgram& program, std::span<const BuiltK
     const KernelInfo* k = program.FindKernel(b.name);
     if (k == nullptr) {
       return Refused("the compiler found kernel " + Quote(b.name) +
-                             ", which the rewriter did not see");
+                     ", which the rewriter did not see");
     }
     if (b.num_args != k->user_arg_count + kHiddenArgCount) {
       return Refused("kernel " + Quote(b.name) + " has " + std::to_string(b.num_args) +
-                             " arguments after the rewrite; expected " +
-                             std::to_string(k->user_arg_count + kHiddenArgCount));
+                     " arguments after the rewrite; expected " +
+                     std::to_string(k->user_arg_count + kHiddenArgCount));
     }
   }
   return Status::Ok();
@@ -1099,7 +1104,7 @@ Result<RunPlan> PlanRun(const KernelInfo& kernel, const LaunchShape& launch, siz
     }
     if (pick < kMinRunLocal && shape.global[0] > kMinRunLocal) {
       return Refused("no work-group size of at least " + std::to_string(kMinRunLocal) +
-                             " divides global size " + std::to_string(shape.global[0]));
+                     " divides global size " + std::to_string(shape.global[0]));
     }
     shape.local_given = true;
     shape.local[0] = pick;

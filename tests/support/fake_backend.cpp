@@ -22,10 +22,10 @@ struct FakeBackend::Object {
   size_t size = 0;           // buffers
   std::string source;        // programs
   bool built = false;
-  std::vector<KernelDesc> kernels;  // programs, after a build
-  uint32_t num_args = 0;            // kernels
-  bool user = false;                // events
-  int32_t status = CL_COMPLETE;     // events; GUARDED_BY(FakeBackend::mu_) for user events
+  std::vector<KernelDesc> kernels;    // programs, after a build
+  uint32_t num_args = 0;              // kernels
+  bool user = false;                  // events
+  int32_t status = CL_COMPLETE;       // events; GUARDED_BY(FakeBackend::mu_) for user events
   std::vector<CompletionFn> waiting;  // GUARDED_BY(FakeBackend::mu_)
   // Simulation (GUARDED_BY(FakeBackend::mu_)):
   uint64_t queued_ns = 0, start_ns = 0, end_ns = 0;  // events
@@ -45,8 +45,8 @@ struct FakeBackend::Command {
   uint64_t start_ns = 0, end_ns = 0;
   // Kernels: the work-groups and their cost; runs name their control buffer in `mem`.
   uint64_t groups = 0, group_ns = 0;
-  size_t launch = 0;           // index in launches_
-  Object* mem = nullptr;       // a write's or read's buffer, a run's control buffer (one reference)
+  size_t launch = 0;      // index in launches_
+  Object* mem = nullptr;  // a write's or read's buffer, a run's control buffer (one reference)
   size_t offset = 0, size = 0;
   Bytes data;                  // a write's source, a read's destination
   std::vector<uint8_t> bytes;  // a write's bytes when it carries them by value
@@ -69,7 +69,9 @@ FakeBackend::Object* O(T* handle, ObjType want) {
   return o;
 }
 template <typename T>
-T* H(FakeBackend::Object* o) { return reinterpret_cast<T*>(o); }
+T* H(FakeBackend::Object* o) {
+  return reinterpret_cast<T*>(o);
+}
 
 Status Bad(int32_t code, const char* what) { return Status::Error(code, what); }
 
@@ -79,7 +81,8 @@ std::vector<KernelDesc> ScanKernels(const std::string& src) {
   for (size_t at = src.find("kernel void "); at != std::string::npos;
        at = src.find("kernel void ", at + 1)) {
     size_t b = at + 12, e = b;
-    while (e < src.size() && (std::isalnum(static_cast<unsigned char>(src[e])) || src[e] == '_')) ++e;
+    while (e < src.size() && (std::isalnum(static_cast<unsigned char>(src[e])) || src[e] == '_'))
+      ++e;
     if (e == b || e >= src.size() || src[e] != '(') continue;
     size_t close = src.find(')', e);
     if (close == std::string::npos) continue;
@@ -118,7 +121,8 @@ uint64_t GroupsOf(const NDRange& r) {
 uint64_t HiddenKind(std::span<const KernelArgValue> args) {
   if (args.size() < slicer::kHiddenArgCount) return 0;
   const auto& hidden = args[args.size() - slicer::kHiddenArgCount];
-  if (hidden.kind != KernelArgValue::Kind::Bytes || hidden.bytes.size() != sizeof(cl_ulong16)) return 0;
+  if (hidden.kind != KernelArgValue::Kind::Bytes || hidden.bytes.size() != sizeof(cl_ulong16))
+    return 0;
   uint64_t s3;
   std::memcpy(&s3, hidden.bytes.data() + 3 * sizeof(uint64_t), sizeof s3);
   return s3;
@@ -597,7 +601,9 @@ void FakeBackend::Retain(ObjType type, void* handle) {
   O(static_cast<Object*>(handle), type)->refs.fetch_add(1);
 }
 
-void FakeBackend::Release(ObjType type, void* handle) { Drop(O(static_cast<Object*>(handle), type)); }
+void FakeBackend::Release(ObjType type, void* handle) {
+  Drop(O(static_cast<Object*>(handle), type));
+}
 
 // --- the simulation ---
 
@@ -611,8 +617,10 @@ Result<BkEvent*> FakeBackend::Enqueue(BkQueue* q, WaitList waits, Command cmd) {
     if (cmd.kind == Command::Kind::Write && !cmd.mem->data.empty())
       std::copy(cmd.data->begin(), cmd.data->end(), cmd.mem->data.begin() + cmd.offset);
     if (cmd.kind == Command::Kind::Read) {
-      if (cmd.mem->data.empty()) std::memset(cmd.data->data(), 0x5a, cmd.size);
-      else std::memcpy(cmd.data->data(), cmd.mem->data.data() + cmd.offset, cmd.size);
+      if (cmd.mem->data.empty())
+        std::memset(cmd.data->data(), 0x5a, cmd.size);
+      else
+        std::memcpy(cmd.data->data(), cmd.mem->data.data() + cmd.offset, cmd.size);
     }
     return H<BkEvent>(e);
   }
@@ -626,13 +634,16 @@ Result<BkEvent*> FakeBackend::Enqueue(BkQueue* q, WaitList waits, Command cmd) {
     d->refs.fetch_add(1);
     cmd.deps.push_back(d);
   }
-  if (queue->in_order && queue->last) cmd.deps.push_back(queue->last);  // takes its reference
-  else if (queue->last) Drop(queue->last);
+  if (queue->in_order && queue->last)
+    cmd.deps.push_back(queue->last);  // takes its reference
+  else if (queue->last)
+    Drop(queue->last);
   e->refs.fetch_add(1);
   queue->last = e;
   if (cmd.mem) cmd.mem->refs.fetch_add(1);
   if (cmd.kind == Command::Kind::Write) {
-    writes_.push_back({q, H<BkMem>(cmd.mem), cmd.offset, {cmd.data->begin(), cmd.data->end()}, now_ns_});
+    writes_.push_back(
+        {q, H<BkMem>(cmd.mem), cmd.offset, {cmd.data->begin(), cmd.data->end()}, now_ns_});
   }
   pending_.push_back(std::make_unique<Command>(std::move(cmd)));
   ++enqueued_;
@@ -678,7 +689,9 @@ void FakeBackend::ApplyStop(Object* mem, uint64_t at) {
     LaunchRecord& rec = launches_[c->launch];
     if (at >= c->end_ns) continue;
     const uint64_t started =
-        at <= c->start_ns ? 0 : (c->group_ns == 0 ? rec.claimed : (at - c->start_ns + c->group_ns - 1) / c->group_ns);
+        at <= c->start_ns
+            ? 0
+            : (c->group_ns == 0 ? rec.claimed : (at - c->start_ns + c->group_ns - 1) / c->group_ns);
     if (started < rec.claimed) c->stopped = true;
     rec.claimed = std::min(rec.claimed, started);
     c->end_ns = rec.end_ns = c->start_ns + rec.claimed * c->group_ns;
@@ -698,8 +711,10 @@ void FakeBackend::Complete(Command& c, std::vector<std::pair<CompletionFn, int32
     if (stop != 0) ApplyStop(c.mem, c.end_ns);
   }
   if (!c.failed && c.kind == Command::Kind::Read) {
-    if (c.mem->data.empty()) std::memset(c.data->data(), 0x5a, c.size);
-    else std::memcpy(c.data->data(), c.mem->data.data() + c.offset, c.size);
+    if (c.mem->data.empty())
+      std::memset(c.data->data(), 0x5a, c.size);
+    else
+      std::memcpy(c.data->data(), c.mem->data.data() + c.offset, c.size);
   }
   if (!c.failed && c.kind == Command::Kind::Kernel) {
     LaunchRecord& rec = launches_[c.launch];

@@ -46,14 +46,14 @@ using ByteVec = std::remove_cvref_t<decltype(*std::declval<server::Bytes>())>;
 
 // One kernel launch as the device saw it (simulated mode only).
 struct LaunchRecord {
-  std::string kernel;           // the kernel's name
+  std::string kernel;  // the kernel's name
   server::BkQueue* queue = nullptr;
   server::NDRange range;
-  uint64_t groups = 0;          // work-groups enqueued
-  bool sliced = false;          // a slice: its hidden argument says so (slicer.h)
-  bool run = false;             // a preemptible run (a control buffer was passed)
-  uint64_t first_group = 0;     // runs: the first group id claimed
-  uint64_t claimed = 0;         // runs: groups that did work; otherwise `groups`
+  uint64_t groups = 0;       // work-groups enqueued
+  bool sliced = false;       // a slice: its hidden argument says so (slicer.h)
+  bool run = false;          // a preemptible run (a control buffer was passed)
+  uint64_t first_group = 0;  // runs: the first group id claimed
+  uint64_t claimed = 0;      // runs: groups that did work; otherwise `groups`
   uint64_t start_ns = 0, end_ns = 0;
   bool complete = false;
 };
@@ -127,21 +127,20 @@ class FakeBackend : public server::Backend {
                                          std::span<server::BkProgram* const> inputs) override;
   Result<std::vector<server::KernelDesc>> KernelsOf(server::BkProgram* p) override;
   Result<server::BkKernel*> CreateKernel(server::BkProgram* p, const std::string& name) override;
-  Status GetInfo(proto::InfoFamily family, void* object, int device, uint32_t aux,
-                 uint32_t param, std::vector<uint8_t>* raw) override;
+  Status GetInfo(proto::InfoFamily family, void* object, int device, uint32_t aux, uint32_t param,
+                 std::vector<uint8_t>* raw) override;
   Result<server::ProfilingTimes> Profiling(server::BkEvent* e) override;
 
   Result<server::BkEvent*> Write(server::BkQueue* q, server::BkMem* m, size_t offset,
                                  server::Bytes data, server::WaitList waits) override;
-  Result<server::BkEvent*> Read(server::BkQueue* q, server::BkMem* m, size_t offset,
-                                size_t size, server::Bytes dst, server::WaitList waits,
+  Result<server::BkEvent*> Read(server::BkQueue* q, server::BkMem* m, size_t offset, size_t size,
+                                server::Bytes dst, server::WaitList waits,
                                 bool blocking = false) override;
   Result<server::BkEvent*> Copy(server::BkQueue* q, server::BkMem* src, server::BkMem* dst,
                                 size_t src_off, size_t dst_off, size_t size,
                                 server::WaitList waits) override;
-  Result<server::BkEvent*> WriteRect(server::BkQueue* q, server::BkMem* m,
-                                     const server::Rect& r, server::Bytes data,
-                                     server::WaitList waits) override;
+  Result<server::BkEvent*> WriteRect(server::BkQueue* q, server::BkMem* m, const server::Rect& r,
+                                     server::Bytes data, server::WaitList waits) override;
   Result<server::BkEvent*> ReadRect(server::BkQueue* q, server::BkMem* m, const server::Rect& r,
                                     server::Bytes dst, server::WaitList waits) override;
   Result<server::BkEvent*> CopyRect(server::BkQueue* q, server::BkMem* src, server::BkMem* dst,
@@ -166,9 +165,8 @@ class FakeBackend : public server::Backend {
                                              server::BkMem* dst, size_t src_offset,
                                              const server::ImageRegion& d,
                                              server::WaitList waits) override;
-  Result<server::BkEvent*> FillImage(server::BkQueue* q, server::BkMem* m,
-                                     const uint8_t color[16], const server::ImageRegion& r,
-                                     server::WaitList waits) override;
+  Result<server::BkEvent*> FillImage(server::BkQueue* q, server::BkMem* m, const uint8_t color[16],
+                                     const server::ImageRegion& r, server::WaitList waits) override;
   Result<server::BkEvent*> Launch(server::BkQueue* q, server::BkKernel* k,
                                   std::span<const server::KernelArgValue> args,
                                   const server::NDRange& range, server::WaitList waits,
