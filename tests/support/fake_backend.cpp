@@ -734,8 +734,9 @@ void FakeBackend::Complete(Command& c, std::vector<std::pair<CompletionFn, int32
   e->waiting.clear();
 }
 
-void FakeBackend::Settle(std::vector<std::pair<CompletionFn, int32_t>>& fire) {
-  for (bool changed = true; changed;) {
+bool FakeBackend::Settle(std::vector<std::pair<CompletionFn, int32_t>>& fire) {
+  bool any = false;
+  for (bool changed = true; changed; any = any || changed) {
     changed = false;
     for (auto it = pending_.begin(); it != pending_.end();) {
       Command& c = **it;
@@ -751,17 +752,18 @@ void FakeBackend::Settle(std::vector<std::pair<CompletionFn, int32_t>>& fire) {
       changed = true;
     }
   }
+  return any;
 }
 
 bool FakeBackend::Step() {
   std::vector<std::pair<CompletionFn, int32_t>> fire;
   {
     std::lock_guard lk(mu_);
-    Settle(fire);
+    const bool settled = Settle(fire);
     const Command* next = nullptr;
     for (auto& c : pending_)
       if (TryStart(*c) && (!next || c->end_ns < next->end_ns)) next = c.get();
-    if (!next && fire.empty()) return false;
+    if (!next && !settled) return false;
     if (next) {
       now_ns_ = std::max(now_ns_, next->end_ns);
       Settle(fire);
@@ -776,8 +778,7 @@ void FakeBackend::Watch() {
   std::unique_lock lk(mu_);
   while (!stop_) {
     std::vector<std::pair<CompletionFn, int32_t>> fire;
-    Settle(fire);
-    if (fire.empty()) {
+    if (!Settle(fire)) {
       cv_.wait_for(lk, std::chrono::milliseconds(5));
       continue;
     }

@@ -197,8 +197,8 @@ class FakeBackend : public server::Backend {
   Result<server::BkEvent*> Enqueue(server::BkQueue* q, server::WaitList waits, Command cmd);
   Result<server::BkEvent*> Done(server::BkQueue* q, server::WaitList waits);
   // Simulation (requires mu_): starts what can start, completes what has ended by now_;
-  // the callbacks to run (outside mu_) are appended to `fire`.
-  void Settle(std::vector<std::pair<server::CompletionFn, int32_t>>& fire);
+  // the callbacks to run (outside mu_) are appended to `fire`. True if any completed.
+  bool Settle(std::vector<std::pair<server::CompletionFn, int32_t>>& fire);
   bool TryStart(Command& c);
   void Complete(Command& c, std::vector<std::pair<server::CompletionFn, int32_t>>& fire);
   void ApplyStop(Object* mem, uint64_t at);
