@@ -9,6 +9,7 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <thread>
@@ -327,6 +328,40 @@ TEST_F(SchedulerTest, WeightedFairOrderSharesDeviceTimeByWeight) {
   ASSERT_GT(a_ns, 0);
   EXPECT_NEAR(b_ns / a_ns, 3.0, 0.6) << "a " << a_ns << " ns, b " << b_ns << " ns; charged a "
                                      << UsageOf(a).device_ns << " b " << UsageOf(b).device_ns;
+  // Held work is one tenant's at a time, so each is charged what it ran.
+  dev_.RunUntilIdle();
+  for (auto* t : {&a, &b}) {
+    const double ran = static_cast<double>(DeviceNs(LaunchesOf(*t)));
+    EXPECT_NEAR(static_cast<double>(SettledCharge(*t)) / ran, 1.0, 0.05) << t->tenant.id;
+  }
+}
+
+TEST_F(SchedulerTest, EndingSessionStopsItsRunAndFailsItsHeldLaunches) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  Launch(a, 8);
+  std::vector<BkEvent*> held;
+  for (int i = 0; i < 3; ++i) held.push_back(Launch(b, 1000).event);
+  ASSERT_TRUE(dev_.WaitFor([](auto& ls) {
+    return std::any_of(ls.begin(), ls.end(), [](auto& l) { return l.kernel == "b" && l.run; });
+  }));
+  // CancelSession returns once nothing of the session is on the device: the test's thread
+  // moves the simulated clock meanwhile.
+  std::atomic<bool> cancelled{false};
+  std::thread cancel([&] {
+    sched_->CancelSession(b.session);
+    cancelled = true;
+  });
+  while (!cancelled) dev_.RunUntilIdle(UINT64_MAX, 1);
+  cancel.join();
+  bool stop = false;
+  for (auto& w : dev_.Writes()) stop |= w.queue == b.ctl && w.bytes.size() >= 4 && w.bytes[0] == 1;
+  EXPECT_TRUE(stop) << "the session's run on the device was not stopped";
+  for (BkEvent* e : held) EXPECT_LT(dev_.EventStatus(e), 0) << "a dropped launch's event must fail";
+  uint64_t ran = 0;
+  for (auto& l : LaunchesOf(b)) ran += l.claimed;
+  EXPECT_LT(ran, 3000u) << "the dropped launches still ran";
 }
 
 TEST_F(SchedulerTest, RunsPayOnlyForWorkGroupsWorthClaiming) {
