@@ -54,6 +54,17 @@ class SchedulerTest : public ::testing::Test {
     dev_.RunUntilIdle();
     for (BkEvent* e : events_) dev_.Release(proto::ObjType::Event, e);
     sched_.reset();
+    using proto::ObjType;
+    for (auto& t : tenants_) {
+      dev_.Release(ObjType::Mem, t->arg);
+      dev_.Release(ObjType::Kernel, t->kernel);
+      dev_.Release(ObjType::Kernel, t->sched_kernel);
+      for (BkQueue* q : {t->app, t->exec, t->ctl}) dev_.Release(ObjType::Queue, q);
+      dev_.Release(ObjType::Context, t->ctx);
+    }
+    // Everything the scheduler took (events, gates, control buffers, argument references)
+    // it gave back.
+    EXPECT_EQ(dev_.LiveObjects(), 0);
   }
 
   TenantSetup& AddTenant(const std::string& id, double weight = 1.0,
@@ -73,6 +84,7 @@ class SchedulerTest : public ::testing::Test {
     EXPECT_TRUE(dev_.BuildProgram(p, std::span<const int>(&device, 1), "").ok());
     t->kernel = *dev_.CreateKernel(p, id);
     t->sched_kernel = *dev_.CreateKernel(p, id);
+    dev_.Release(proto::ObjType::Program, p);  // the kernels keep it
     t->arg = *dev_.CreateBuffer(t->ctx, CL_MEM_READ_WRITE, 1 << 16, nullptr);
     t->info = slicer::KernelInfo{id, 1, false};
     tenants_.push_back(std::move(t));

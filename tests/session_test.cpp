@@ -238,6 +238,7 @@ class SessionTest : public ::testing::Test {
     // The session released everything it made.
     if (server_) {
       EXPECT_EQ(server_->TotalObjects(), 0u);
+      EXPECT_EQ(backend_->LiveObjects(), 0);
     }
     server_.reset();
   }
