@@ -91,12 +91,13 @@ int main(int argc, char** argv) {
                "token_hash, and exit.");
   std::string policy = "fair";
   app.add_option("--policy", policy,
-                 "Kernel scheduling policy: fifo (submission order, never sliced), seed001 "
-                 "(seeds/001 Algorithm 1: equal slices when several tenants are active), fair "
+                 "Kernel scheduling policy: fifo (submission order, never sliced), split "
+                 "(each launch cut into alpha equal slices per active tenant when several are "
+                 "active; also accepted as seed001, its first name), fair "
                  "(weighted fair device time; latency-critical launches run at once and stop "
                  "best-effort work, which runs preemptibly).")
       ->capture_default_str();
-  app.add_option("--alpha", opt.sched.alpha, "seed001: slices per active tenant.")
+  app.add_option("--alpha", opt.sched.alpha, "split: slices per active tenant.")
       ->capture_default_str();
   app.add_option("--quantum-us", opt.sched.quantum_us,
                  "fair: how much device time one best-effort tenant's turn lasts before another "

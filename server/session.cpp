@@ -869,7 +869,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   if (!e.source.empty() && server_->sched_options().policy != Policy::Fifo) {
     auto rw = slicer::RewriteForSlicing(e.source, options);
     if (!rw.ok()) {
-      spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, rw.reason());
+      spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, rw.status().message());
     } else {
       auto ctx = Lookup(e.parent, ObjType::Context);
       auto p2 = ctx.ok() ? bk.CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle),
@@ -886,7 +886,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
           e.handle = *p2;
           e.build_options = options;
           e.build_devices = devs;
-          e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw).value());
+          e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw.value()));
           e.kernel_shapes = ShapesOf(ks);
           std::vector<uint8_t> f;
           Writer w(&f);
@@ -894,7 +894,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
           Reply(h, Status::Ok(), f);
           return Status::Ok();
         }
-        spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, check.reason());
+        spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, check.message());
       }
       if (p2.ok()) bk.Release(ObjType::Program, *p2);
     }

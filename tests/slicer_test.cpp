@@ -126,13 +126,13 @@ constexpr size_t kItemSlots = 8;
 
 std::string Rewritten(const std::string& source, const std::string& options = "") {
   Result<RewrittenProgram> r = RewriteForSlicing(source, options);
-  EXPECT_TRUE(r.ok()) << r.reason();
+  EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? r.value().source : std::string();
 }
 
 TEST(SlicerRewrite, FindsKernelsArgumentsAndHelpers) {
   Result<RewrittenProgram> r = RewriteForSlicing(kProgram, kBuildOptions);
-  ASSERT_TRUE(r.ok()) << r.reason();
+  ASSERT_TRUE(r.ok()) << r.status().message();
   const RewrittenProgram& p = r.value();
   ASSERT_EQ(p.kernels.size(), 5u);
   EXPECT_EQ(p.kernels[0].name, "probe");
@@ -178,7 +178,7 @@ TEST(SlicerRewrite, RefusesKernelsCalledAsFunctions) {
       "kernel void outer(global int* x) { inner(x); }",
       "");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.reason().find("calls kernel"), std::string::npos) << r.reason();
+  EXPECT_NE(r.status().message().find("calls kernel"), std::string::npos) << r.status().message();
 }
 
 TEST(SlicerPlan, RunsCountWorkGroupsAndPickALocalSize) {
@@ -191,7 +191,7 @@ TEST(SlicerPlan, RunsCountWorkGroupsAndPickALocalSize) {
   explicit_local.local[1] = 2;
   explicit_local.local_given = true;
   Result<RunPlan> a = PlanRun(groups, explicit_local, 0);
-  ASSERT_TRUE(a.ok()) << a.reason();
+  ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(a.value().total_groups, 12u);
   const RunPlan::Physical p = a.value().Range(5);
   EXPECT_EQ(p.global[0], 80u);
@@ -202,12 +202,13 @@ TEST(SlicerPlan, RunsCountWorkGroupsAndPickALocalSize) {
   LaunchShape implicit_local;
   implicit_local.global[0] = 1000;
   Result<RunPlan> b = PlanRun(items, implicit_local, 128);
-  ASSERT_TRUE(b.ok()) << b.reason();
+  ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_EQ(b.value().launch.local[0], 125u);
   EXPECT_EQ(b.value().total_groups, 8u);
   EXPECT_FALSE(PlanRun(groups, implicit_local, 128).ok());  // observes work-groups
   implicit_local.global[0] = 1009;                           // prime: no usable divisor
-  EXPECT_NE(PlanRun(items, implicit_local, 128).reason().find("divides"), std::string::npos);
+  EXPECT_NE(PlanRun(items, implicit_local, 128).status().message().find("divides"),
+            std::string::npos);
   explicit_local.global[0] = 60;                             // non-uniform
   EXPECT_FALSE(PlanRun(groups, explicit_local, 0).ok());
 }
@@ -235,7 +236,7 @@ TEST(SlicerRewrite, ReadsMacrosFromBuildOptions) {
   Result<RewrittenProgram> r = RewriteForSlicing(
       "size_t h(void) { return GID; }\nkernel void k(global ulong* o) { o[0] = h(); }\n",
       "-cl-std=CL1.2 -D GID=get_group_id(0) -DUNUSED");
-  ASSERT_TRUE(r.ok()) << r.reason();
+  ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r.value().helpers_given_launch, std::vector<std::string>{"h"});
 }
 
@@ -244,7 +245,7 @@ TEST(SlicerRewrite, IgnoresNamesInCommentsAndStrings) {
       "/* (get_group_id) { */ // kernel {\n"
       "kernel void k(global int* a) { printf(\"get_group_id { \\\"\"); a[0] = '{'; }\n",
       "");
-  ASSERT_TRUE(r.ok()) << r.reason();
+  ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r.value().kernels.size(), 1u);
 }
 
@@ -271,7 +272,8 @@ TEST_P(SlicerRefuses, WithAReason) {
   const RefusalCase& c = GetParam();
   Result<RewrittenProgram> r = RewriteForSlicing(c.source, c.options);
   ASSERT_FALSE(r.ok()) << "accepted:\n" << r.value().source;
-  EXPECT_NE(r.reason().find(c.reason), std::string::npos) << "reason: " << r.reason();
+  EXPECT_NE(r.status().message().find(c.reason), std::string::npos)
+      << "reason: " << r.status().message();
 }
 
 const RefusalCase kRefusals[] = {
@@ -337,13 +339,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, SlicerRefuses, ::testing::ValuesIn(kRefusals),
 TEST(SlicerCheckBuiltKernels, AcceptsMatchingAndRefusesSurprises) {
   Result<RewrittenProgram> r =
       RewriteForSlicing("kernel void a(global int* x, int n) {}\nkernel void b() {}", "");
-  ASSERT_TRUE(r.ok()) << r.reason();
+  ASSERT_TRUE(r.ok()) << r.status().message();
   const std::vector<BuiltKernel> good = {{"a", 4}, {"b", 2}};
   EXPECT_TRUE(CheckBuiltKernels(r.value(), good).ok());
   const std::vector<BuiltKernel> unknown = {{"a", 4}, {"c", 2}};
-  EXPECT_NE(CheckBuiltKernels(r.value(), unknown).reason().find("did not see"), std::string::npos);
+  EXPECT_NE(CheckBuiltKernels(r.value(), unknown).message().find("did not see"), std::string::npos);
   const std::vector<BuiltKernel> wrong_count = {{"a", 3}};
-  EXPECT_NE(CheckBuiltKernels(r.value(), wrong_count).reason().find("expected 4"),
+  EXPECT_NE(CheckBuiltKernels(r.value(), wrong_count).message().find("expected 4"),
             std::string::npos);
 }
 
@@ -405,13 +407,13 @@ TEST(SlicerPlan, TilesTheLaunchForManyShapesAndCounts) {
     for (size_t n : {1, 2, 3, 5, 7, 12, 100, 1000}) {
       SCOPED_TRACE(testing::Message() << "dims " << shape.dims << " slices " << n);
       Result<SlicePlan> plan = PlanSlices(kItemKernel, shape, n);
-      ASSERT_TRUE(plan.ok()) << plan.reason();
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
       EXPECT_LE(plan.value().slices.size(), n);
       ExpectTiles(plan.value());
     }
     for (size_t groups : {1, 2, 5, 16, 1000}) {
       Result<SlicePlan> plan = PlanSlicesOfSize(kItemKernel, shape, groups);
-      ASSERT_TRUE(plan.ok()) << plan.reason();
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
       ExpectTiles(plan.value());
     }
   }
@@ -459,7 +461,7 @@ TEST(SlicerPlan, ImplicitLocalSizeCutsAtGranules) {
 TEST(SlicerPlan, RefusesWhatItCannotSliceExactly) {
   auto reason = [](const KernelInfo& k, const LaunchShape& s, size_t n) {
     Result<SlicePlan> plan = PlanSlices(k, s, n);
-    return plan.ok() ? std::string("(accepted)") : plan.reason();
+    return plan.ok() ? std::string("(accepted)") : plan.status().message();
   };
   EXPECT_NE(reason(kGroupKernel, Shape(1, {}, {64}, {}), 2).find("observes work-groups"),
             std::string::npos);
@@ -551,7 +553,7 @@ class SlicerDevice : public ::testing::Test {
     d.queue = clCreateCommandQueue(d.context, d.device, 0, &err);
     Result<RewrittenProgram> rewritten = RewriteForSlicing(kProgram, kBuildOptions);
     if (!rewritten.ok()) {
-      d.skip_reason = "rewrite refused: " + rewritten.reason();
+      d.skip_reason = "rewrite refused: " + rewritten.status().message();
       return;
     }
     d.info = std::move(rewritten).value();
@@ -603,7 +605,7 @@ using ArgSetter = std::function<void(cl_kernel)>;
 void RunInRuns(const Launch& launch, cl_kernel kernel, const KernelInfo& info) {
   Device& d = *g_device;
   Result<RunPlan> plan = PlanRun(info, launch.shape, 256);
-  ASSERT_TRUE(plan.ok()) << plan.reason();
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
   const RunPlan& run = plan.value();
   cl_int err = CL_SUCCESS;
   cl_mem ctl = clCreateBuffer(d.context, CL_MEM_READ_WRITE, kControlBytes, nullptr, &err);
@@ -663,7 +665,7 @@ void RunLaunch(const Launch& launch, const ArgSetter& set_args) {
     Result<SlicePlan> plan = launch.groups_per_slice > 0
                                  ? PlanSlicesOfSize(*info, shape, launch.groups_per_slice)
                                  : PlanSlices(*info, shape, launch.slices);
-    ASSERT_TRUE(plan.ok()) << plan.reason();
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
     for (const Slice& s : plan.value().slices) {
       if (launch.mode == Mode::kSliced) {
         CL_ASSERT(clSetKernelArg(kernel, info->user_arg_count, sizeof s.hidden_arg,
@@ -904,7 +906,7 @@ TEST_F(SlicerDevice, CompilerSeesTheKernelsTheRewriterSaw) {
   }
   EXPECT_EQ(built.size(), d.info.kernels.size());
   const Status s = CheckBuiltKernels(d.info, built);
-  EXPECT_TRUE(s.ok()) << s.reason();
+  EXPECT_TRUE(s.ok()) << s.message();
 }
 
 }  // namespace

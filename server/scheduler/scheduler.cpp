@@ -12,8 +12,6 @@
 namespace rgpu::server {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // A tenant counts as active for this long after its last launch, so that a tenant issuing
 // short kernels at a steady rate is seen as present between them.
 constexpr auto kActiveWindow = std::chrono::milliseconds(200);
@@ -92,15 +90,16 @@ std::string TenantKey(const LaunchRequest& req) {
 
 Result<Policy> ParsePolicy(const std::string& name) {
   if (name == "fifo") return Policy::Fifo;
-  if (name == "seed001") return Policy::Seed001;
+  // "seed001" is split's first name: configs and scripts that still say it keep working.
+  if (name == "split" || name == "seed001") return Policy::Split;
   if (name == "fair") return Policy::Fair;
-  return Status::Error(CL_INVALID_VALUE, "unknown policy '" + name + "' (fifo, seed001, fair)");
+  return Status::Error(CL_INVALID_VALUE, "unknown policy '" + name + "' (fifo, split, fair)");
 }
 
 const char* PolicyName(Policy p) {
   switch (p) {
     case Policy::Fifo: return "fifo";
-    case Policy::Seed001: return "seed001";
+    case Policy::Split: return "split";
     default: return "fair";
   }
 }
@@ -132,8 +131,9 @@ struct Scheduler::Held {
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
-                     size_t wave_items)
-    : backend_(backend),
+                     size_t wave_items, std::function<Clock::time_point()> clock)
+    : clock_(std::move(clock)),
+      backend_(backend),
       options_(options),
       device_cores_(std::max<uint32_t>(device_cores, 1)),
       wave_items_(wave_items) {
@@ -170,7 +170,7 @@ Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
 }
 
 int Scheduler::ActiveTenants() {
-  auto now = Clock::now();
+  auto now = Now();
   int n = 0;
   for (auto& [key, st] : tenants_)
     if (st.in_flight > 0 || !st.queue.empty() || now - st.last_submit < kActiveWindow) ++n;
@@ -201,14 +201,14 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     TenantState& st = StateFor(req);
     st.usage.launches++;
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
-    const auto now = Clock::now();
+    const auto now = Now();
     const bool long_idle = was_idle && now - st.last_submit > kActiveWindow;
     if (st.priority == Priority::LatencyCritical && options_.policy == Policy::Fair) {
       // It runs at once; best-effort work on the device stops at its next work-group.
       StopRuns(std::nullopt);
     }
     st.last_submit = now;
-    if (options_.policy == Policy::Seed001) {
+    if (options_.policy == Policy::Split) {
       size_t items = 1;
       for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
       int active = ActiveTenants();
@@ -218,7 +218,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
         slices = static_cast<size_t>(std::lround(active * options_.alpha));
     } else if (options_.policy == Policy::Fair) {
       bool others = false;
-      auto now = Clock::now();
+      auto now = Now();
       for (auto& [key, o] : tenants_)
         if (&o != &st && (o.in_flight > 0 || !o.queue.empty() || now - o.last_submit < kActiveWindow))
           others = true;
@@ -373,7 +373,7 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
   }
   auto plan = slicer::PlanSlices(*req.slice_info, ShapeOf(req.range), n);
   if (!plan.ok()) {
-    spdlog::debug("launch not sliced: {}", plan.reason());
+    spdlog::debug("launch not sliced: {}", plan.status().message());
     {
       std::lock_guard lk(mu_);
       StateFor(req).usage.unsliceable++;
@@ -539,7 +539,7 @@ bool Scheduler::PlanRuns(Held& h) {
     std::memcpy(&max_local, raw.data(), sizeof(size_t));
   auto run = slicer::PlanRun(*h.req.slice_info, shape, max_local);
   if (!run.ok()) {
-    spdlog::debug("launch not preemptible: {}", run.reason());
+    spdlog::debug("launch not preemptible: {}", run.status().message());
     return false;
   }
   if (!h.req.ctl_queue) return false;
@@ -548,7 +548,7 @@ bool Scheduler::PlanRuns(Held& h) {
     spdlog::debug("no control buffer for a preemptible run: {}", ctl.status().message());
     return false;
   }
-  h.run = std::move(run).value();
+  h.run = std::move(run.value());
   h.preemptible = true;
   h.ctl = *ctl;
   h.ctl_out = std::make_shared<ByteVec>(slicer::kControlBytes);
@@ -568,10 +568,10 @@ bool Scheduler::PlanSlicesOf(Held& h) {
                             : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
   auto plan = slicer::PlanSlices(*h.req.slice_info, ShapeOf(h.req.range), pieces);
   if (!plan.ok()) {
-    spdlog::debug("launch not sliced: {}", plan.reason());
+    spdlog::debug("launch not sliced: {}", plan.status().message());
     return false;
   }
-  h.plan = std::move(plan).value();
+  h.plan = std::move(plan.value());
   h.sliceable = true;
   h.total = h.plan.slices.size();
   return true;
@@ -630,11 +630,14 @@ void Scheduler::DispatchLoop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
     if (!DispatchOne(lk)) {
-      StopRunPastQuantum(Clock::now());
-      auto until = Clock::now() + std::chrono::milliseconds(20);
+      const auto now = Now();
+      StopRunPastQuantum(now);
+      auto until = now + std::chrono::milliseconds(20);
       if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
       wake_at_ = {};
-      cv_.wait_until(lk, until);
+      // A duration, not a time point: the scheduler's clock may be a test's (Scheduler's
+      // constructor), and the wait itself is always in real time.
+      cv_.wait_for(lk, until - now);
     }
     if (!direct_.empty()) {
       lk.unlock();
@@ -659,7 +662,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       return true;  // state may have changed; look again
     }
   }
-  const auto now = Clock::now();
+  const auto now = Now();
   const auto guard_end =
       lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000));
   bool lc_busy = lc_requests_ > 0 || now < guard_end, lc_active = false;
@@ -1009,7 +1012,7 @@ void Scheduler::LatencyCriticalRequest(bool begin) {
     return;
   }
   lc_requests_--;
-  lc_served_ = Clock::now();
+  lc_served_ = Now();
   cv_.notify_all();
 }
 

@@ -2,9 +2,10 @@
 //
 // Policies (docs/scheduling.md):
 //   fifo     launches go straight to the device in submission order, never sliced;
-//   seed001  Algorithm 1 of seeds/001: when several tenants are active and the launch is
-//            larger than the device, it is cut into active_tenants * alpha equal slices,
-//            enqueued back to back;
+//   split    when several tenants are active and the launch is larger than the device, it
+//            is cut into active_tenants * alpha equal slices, enqueued back to back (the
+//            first policy of the project, Algorithm 1 of its seed 001; "seed001" is still
+//            accepted as its name);
 //   fair     weighted fair sharing of measured device time: launches of a tenant that shares
 //            the device are held in rgpud and fed to the device by a dispatcher thread, one
 //            tenant's work at a time, least weighted device time first. Latency-critical
@@ -43,13 +44,13 @@
 
 namespace rgpu::server {
 
-enum class Policy { Fifo, Seed001, Fair };
+enum class Policy { Fifo, Split, Fair };
 Result<Policy> ParsePolicy(const std::string& name);
 const char* PolicyName(Policy p);
 
 struct SchedulerOptions {
   Policy policy = Policy::Fair;
-  double alpha = 2.0;               // seed001: slices per active tenant
+  double alpha = 2.0;  // split: slices per active tenant
   // fair: how much device time one best-effort tenant's turn lasts before another waiting
   // best-effort tenant gets the device (a run is stopped; slices are at most 2 ms each, and
   // the tenant keeps the device until it is this far ahead of the next).
@@ -112,9 +113,13 @@ struct SchedUsage {
 
 class Scheduler {
  public:
-  // `device_cores`: seed001's "cores of the device"; `wave_items`: work-items the device
-  // runs at once (fair never cuts a launch into slices smaller than that).
-  Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores, size_t wave_items);
+  using Clock = std::chrono::steady_clock;
+  // `device_cores`: split's "cores of the device"; `wave_items`: work-items the device
+  // runs at once (fair never cuts a launch into slices smaller than that). `clock`: what
+  // the policies read as now (tests give the fake backend's simulated time); empty means
+  // Clock::now.
+  Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores, size_t wave_items,
+            std::function<Clock::time_point()> clock = {});
   ~Scheduler();
 
   const SchedulerOptions& options() const { return options_; }
@@ -185,6 +190,9 @@ class Scheduler {
   void SliceDone(std::shared_ptr<Held> h, size_t fine_count, uint64_t seq, int32_t status, BkEvent* ev);
   void Finish(Held& h, int32_t status);
 
+  Clock::time_point Now() const { return clock_ ? clock_() : Clock::now(); }
+
+  std::function<Clock::time_point()> clock_;
   Backend* backend_;
   SchedulerOptions options_;
   uint32_t device_cores_;

@@ -84,7 +84,7 @@ class Lexer {
       }
       if (c == '/' && Peek(1) == '*') {
         const size_t end = src_.find("*/", pos_ + 2);
-        if (end == std::string_view::npos) return Status::Refused("unterminated /* comment");
+        if (end == std::string_view::npos) return Refused("unterminated /* comment");
         pos_ = end + 2;
         continue;
       }
@@ -98,7 +98,7 @@ class Lexer {
       }
       line_start = false;
       Result<Token> token = Next();
-      if (!token.ok()) return Status::Refused(token.reason());
+      if (!token.ok()) return token.status();
       if (directive != nullptr) {
         if (directive->keyword.empty() && directive->tokens.empty() &&
             token.value().IsIdentifier()) {
@@ -154,7 +154,7 @@ class Lexer {
       }
       // A name cut by a line splice would be read as two names here but one by the compiler.
       if (pos_ < src_.size() && AtSplice()) {
-        return Status::Refused("a line splice (backslash-newline) right after a token");
+        return Refused("a line splice (backslash-newline) right after a token");
       }
       return Token{number ? TokenKind::kNumber : TokenKind::kIdentifier,
                    src_.substr(start, pos_ - start), start};
@@ -162,10 +162,10 @@ class Lexer {
     if (c == '"' || c == '\'') {
       ++pos_;
       while (pos_ < src_.size() && src_[pos_] != c) {
-        if (src_[pos_] == '\n') return Status::Refused("unterminated string or character literal");
+        if (src_[pos_] == '\n') return Refused("unterminated string or character literal");
         pos_ += src_[pos_] == '\\' ? 2 : 1;
       }
-      if (pos_ >= src_.size()) return Status::Refused("unterminated string or character literal");
+      if (pos_ >= src_.size()) return Refused("unterminated string or character literal");
       ++pos_;
       return Token{c == '"' ? TokenKind::kString : TokenKind::kChar,
                    src_.substr(start, pos_ - start), start};
@@ -173,7 +173,7 @@ class Lexer {
     // Digraphs would hide braces and '#' from this reader.
     static constexpr std::array<std::string_view, 5> kDigraphs = {"<%", "%>", "<:", ":>", "%:"};
     for (std::string_view d : kDigraphs) {
-      if (src_.substr(pos_, 2) == d) return Status::Refused("digraphs (<% %> <: :> %:)");
+      if (src_.substr(pos_, 2) == d) return Refused("digraphs (<% %> <: :> %:)");
     }
     // Only the multi-character punctuators the rewriter looks at are joined.
     for (std::string_view p : {std::string_view("..."), std::string_view("->"),
@@ -361,7 +361,7 @@ Result<std::vector<size_t>> MatchBrackets(std::span<const Token> tokens) {
       static constexpr std::string_view kPairs = "()[]{}";
       const char want = kPairs[kPairs.find(t[0]) - 1];
       if (open.empty() || tokens[open.back()].text[0] != want) {
-        return Status::Refused("unbalanced " + Quote(t) + " (reading every #if branch)");
+        return Refused("unbalanced " + Quote(t) + " (reading every #if branch)");
       }
       match[open.back()] = i;
       match[i] = open.back();
@@ -369,8 +369,7 @@ Result<std::vector<size_t>> MatchBrackets(std::span<const Token> tokens) {
     }
   }
   if (!open.empty()) {
-    return Status::Refused("unbalanced " + Quote(tokens[open.back()].text) +
-                           " (reading every #if branch)");
+    return Refused("unbalanced " + Quote(tokens[open.back()].text) + " (reading every #if branch)");
   }
   return match;
 }
@@ -390,7 +389,7 @@ Result<std::vector<Macro>> MacrosFromOptions(std::string_view options) {
     if (!words[w].starts_with("-D")) continue;
     std::string_view definition = words[w].substr(2);
     if (definition.empty()) {
-      if (w + 1 == words.size()) return Status::Refused("build option -D without a name");
+      if (w + 1 == words.size()) return Refused("build option -D without a name");
       definition = words[++w];
     }
     const size_t eq = definition.find('=');
@@ -402,10 +401,11 @@ Result<std::vector<Macro>> MacrosFromOptions(std::string_view options) {
     macro.from_options = true;
     if (eq != std::string_view::npos) {
       Result<Lexed> body = Lexer(definition.substr(eq + 1)).Run();
-      if (!body.ok()) return Status::Refused("build option -D" + std::string(definition) + ": " +
-                                             body.reason());
+      if (!body.ok())
+        return Refused("build option -D" + std::string(definition) + ": " +
+                       body.status().message());
       if (!body.value().directives.empty()) {
-        return Status::Refused("build option -D" + std::string(definition) + " holds a '#'");
+        return Refused("build option -D" + std::string(definition) + " holds a '#'");
       }
       // The tokens view `options`, which outlives the rewrite.
       macro.body = body.value().tokens;
@@ -426,30 +426,30 @@ class Rewriter {
     for (size_t p = source_.find("??"); p != std::string_view::npos;
          p = source_.find("??", p + 1)) {
       if (p + 2 < source_.size() && kTrigraphEnds.find(source_[p + 2]) != std::string_view::npos) {
-        return Status::Refused("trigraphs (??x)");
+        return Refused("trigraphs (??x)");
       }
     }
     Result<Lexed> lexed = Lexer(source_).Run();
-    if (!lexed.ok()) return Status::Refused(lexed.reason());
-    lexed_ = std::move(lexed).value();
+    if (!lexed.ok()) return lexed.status();
+    lexed_ = std::move(lexed.value());
     tokens_ = lexed_.tokens;
 
     for (Status s : {ReadMacros(), CheckNames()}) {
       if (!s.ok()) return s;
     }
     Result<std::vector<size_t>> match = MatchBrackets(tokens_);
-    if (!match.ok()) return Status::Refused(match.reason());
-    match_ = std::move(match).value();
+    if (!match.ok()) return match.status();
+    match_ = std::move(match.value());
 
     for (Status s : {FindFunctions(), MarkFunctionsNeedingLaunch(), CheckSignatures(),
                      EditSignatures(), EditCalls()}) {
       if (!s.ok()) return s;
     }
     Result<std::vector<KernelInfo>> kernels = DescribeKernels();
-    if (!kernels.ok()) return Status::Refused(kernels.reason());
+    if (!kernels.ok()) return kernels.status();
 
     RewrittenProgram out;
-    out.kernels = std::move(kernels).value();
+    out.kernels = std::move(kernels.value());
     out.source = ApplyEdits();
     std::set<std::string_view> helpers;
     for (const Function& f : functions_) {
@@ -464,23 +464,23 @@ class Rewriter {
   // what the rewriter sees: includes, redefinitions of the rewritten built-ins, token pasting.
   Status ReadMacros() {
     Result<std::vector<Macro>> from_options = MacrosFromOptions(options_);
-    if (!from_options.ok()) return Status::Refused(from_options.reason());
-    macros_ = std::move(from_options).value();
+    if (!from_options.ok()) return from_options.status();
+    macros_ = std::move(from_options.value());
 
     for (const Directive& d : lexed_.directives) {
       if (d.keyword == "include" || d.keyword == "import" || d.keyword == "include_next") {
-        return Status::Refused("#" + std::string(d.keyword) +
-                               ": the included file is not visible to the rewriter");
+        return Refused("#" + std::string(d.keyword) +
+                       ": the included file is not visible to the rewriter");
       }
       for (const Token& t : d.tokens) {
         if (IsRewrittenBuiltin(t.text) && d.keyword != "define") {
-          return Status::Refused("#" + std::string(d.keyword) + " names the built-in " +
-                                 Quote(t.text) + ", which the rewrite redefines");
+          return Refused("#" + std::string(d.keyword) + " names the built-in " + Quote(t.text) +
+                         ", which the rewrite redefines");
         }
       }
       if (d.keyword != "define") continue;
       if (d.tokens.empty() || !d.tokens[0].IsIdentifier()) {
-        return Status::Refused("a #define without a name");
+        return Refused("a #define without a name");
       }
       Macro macro;
       macro.name = std::string(d.tokens[0].text);
@@ -491,7 +491,7 @@ class Rewriter {
         body_begin = std::find_if(body_begin, d.tokens.end(),
                                   [](const Token& t) { return t.Is(")"); });
         if (body_begin == d.tokens.end()) {
-          return Status::Refused("#define " + macro.name + " without ')' after its parameters");
+          return Refused("#define " + macro.name + " without ')' after its parameters");
         }
         ++body_begin;
       }
@@ -502,20 +502,20 @@ class Rewriter {
     for (const Macro& m : macros_) {
       const std::string where = (m.from_options ? "build option macro " : "macro ") + Quote(m.name);
       if (IsRewrittenBuiltin(m.name)) {
-        return Status::Refused(where + " redefines a built-in that the rewrite redefines");
+        return Refused(where + " redefines a built-in that the rewrite redefines");
       }
-      if (IsKernelQualifier(m.name)) return Status::Refused(where + " redefines the kernel qualifier");
+      if (IsKernelQualifier(m.name)) return Refused(where + " redefines the kernel qualifier");
       for (size_t i = 0; i < m.body.size(); ++i) {
         const Token& t = m.body[i];
         if (IsKernelQualifier(t.text)) {
-          return Status::Refused(where + " hides a kernel signature ('" + std::string(t.text) +
-                                 "' in a macro)");
+          return Refused(where + " hides a kernel signature ('" + std::string(t.text) +
+                         "' in a macro)");
         }
         if (t.Is("##")) {
-          return Status::Refused(where + " pastes tokens (##): the names it makes are not visible");
+          return Refused(where + " pastes tokens (##): the names it makes are not visible");
         }
         if (IsRewrittenBuiltin(t.text) && (i + 1 == m.body.size() || !m.body[i + 1].Is("("))) {
-          return Status::Refused(where + " names " + Quote(t.text) + " without calling it");
+          return Refused(where + " names " + Quote(t.text) + " without calling it");
         }
       }
     }
@@ -529,17 +529,17 @@ class Rewriter {
         const std::string_view t = tokens[i].text;
         if (!tokens[i].IsIdentifier()) continue;
         if (t.starts_with(kReservedPrefix)) {
-          return Status::Refused("the name " + Quote(t) + " is reserved for the rewrite");
+          return Refused("the name " + Quote(t) + " is reserved for the rewrite");
         }
         if (IsDeviceEnqueue(t)) {
-          return Status::Refused("device-side enqueue (" + std::string(t) +
-                                 "): child launches would read the parent's launch values");
+          return Refused("device-side enqueue (" + std::string(t) +
+                         "): child launches would read the parent's launch values");
         }
         // "(get_group_id)(0)" calls the real built-in past the #define: refuse any use that is
         // not a plain call. (Macro bodies got the same check in ReadMacros.)
         if (in_program && IsRewrittenBuiltin(t) &&
             (i + 1 == tokens.size() || !tokens[i + 1].Is("("))) {
-          return Status::Refused(Quote(t) + " used other than as a plain call");
+          return Refused(Quote(t) + " used other than as a plain call");
         }
       }
       return Status::Ok();
@@ -550,7 +550,7 @@ class Rewriter {
     }
     for (const Macro& m : macros_) {
       if (m.name.starts_with(kReservedPrefix)) {
-        return Status::Refused("the name " + Quote(m.name) + " is reserved for the rewrite");
+        return Refused("the name " + Quote(m.name) + " is reserved for the rewrite");
       }
       if (!m.from_options) continue;
       if (Status s = check(m.body, false); !s.ok()) return s;
@@ -579,7 +579,7 @@ class Rewriter {
       }
       const size_t close = match_[i];
       Result<std::optional<Function>> f = ReadDefinition(item_begin, i);
-      if (!f.ok()) return Status::Refused(f.reason());
+      if (!f.ok()) return f.status();
       if (f.value()) {
         functions_.push_back(*f.value());
         item_begin = close + 1;
@@ -588,7 +588,7 @@ class Rewriter {
       i = close + 1;
     }
     if (item_begin < tokens_.size()) {
-      return Status::Refused("the program ends inside a declaration (missing ';')");
+      return Refused("the program ends inside a declaration (missing ';')");
     }
 
     // Every kernel qualifier must belong to a declaration found above; one anywhere else means
@@ -599,8 +599,10 @@ class Rewriter {
     }
     for (size_t k = 0; k < tokens_.size(); ++k) {
       if (IsKernelQualifier(tokens_[k].text) && !understood.contains(k)) {
-        return Status::Refused("a kernel qualifier outside a function declaration the rewriter "
-                               "understands (near offset " + std::to_string(tokens_[k].offset) + ")");
+        return Refused(
+            "a kernel qualifier outside a function declaration the rewriter "
+            "understands (near offset " +
+            std::to_string(tokens_[k].offset) + ")");
       }
     }
     return Status::Ok();
@@ -622,14 +624,15 @@ class Rewriter {
     f.params_open = match_[j];
     if (f.params_open == begin || !tokens_[f.params_open - 1].IsIdentifier() ||
         tokens_[f.params_open - 1].Is("__attribute__")) {
-      return Status::Refused("a function definition whose name the rewriter cannot find (near "
-                             "offset " + std::to_string(tokens_[brace].offset) + ")");
+      return Refused(
+          "a function definition whose name the rewriter cannot find (near "
+          "offset " +
+          std::to_string(tokens_[brace].offset) + ")");
     }
     f.name_index = f.params_open - 1;
     f.name = tokens_[f.name_index].text;
     if (IsRewrittenBuiltin(f.name)) {
-      return Status::Refused("the program defines a function named like the built-in " +
-                             Quote(f.name));
+      return Refused("the program defines a function named like the built-in " + Quote(f.name));
     }
     f.specifiers_begin = begin;
     f.body_open = brace;
@@ -736,8 +739,8 @@ class Rewriter {
           lexed_.directives.begin(), lexed_.directives.end(), f.specifiers_begin,
           [](size_t position, const Directive& dir) { return position < dir.position; });
       if (d != lexed_.directives.end() && d->position <= end) {
-        return Status::Refused("a #" + std::string(d->keyword) + " inside the signature of " +
-                               Quote(f.name));
+        return Refused("a #" + std::string(d->keyword) + " inside the signature of " +
+                       Quote(f.name));
       }
       if (!f.is_kernel) continue;
       // A macro in a kernel's parameter list could expand to several parameters (or none),
@@ -754,8 +757,8 @@ class Rewriter {
           if ((t.Is(",") && depth == 0) || t.Is("__VA_ARGS__") || t.Is("void")) risky = true;
         }
         if (risky) {
-          return Status::Refused("macro " + Quote(it->first) + " in the parameter list of kernel " +
-                                 Quote(f.name) + " may change its argument count");
+          return Refused("macro " + Quote(it->first) + " in the parameter list of kernel " +
+                         Quote(f.name) + " may change its argument count");
         }
       }
     }
@@ -821,8 +824,8 @@ class Rewriter {
         // Unbalanced brackets in a macro are fine unless they hide a call we must edit.
         for (const Token& t : all.subspan(1)) {
           if (needs_launch_.contains(t.text)) {
-            return Status::Refused("macro " + Quote(d.tokens[0].text) + " calls " + Quote(t.text) +
-                                   " with unbalanced brackets");
+            return Refused("macro " + Quote(d.tokens[0].text) + " calls " + Quote(t.text) +
+                           " with unbalanced brackets");
           }
         }
         continue;
@@ -836,8 +839,8 @@ class Rewriter {
       if (!m.from_options) continue;
       for (const Token& t : m.body) {
         if (needs_launch_.contains(t.text)) {
-          return Status::Refused("build option macro " + Quote(m.name) + " uses " + Quote(t.text) +
-                                 ", which takes the hidden parameter; options cannot be rewritten");
+          return Refused("build option macro " + Quote(m.name) + " uses " + Quote(t.text) +
+                         ", which takes the hidden parameter; options cannot be rewritten");
         }
       }
     }
@@ -859,14 +862,14 @@ class Rewriter {
                                         k + 2 < tokens.size() && tokens[k + 1].Is(")") &&
                                         tokens[k + 2].Is("(");
         if (macro_body || parenthesised_call) {
-          return Status::Refused(where + " names " + Quote(t.text) +
-                                 " without calling it; the rewriter cannot pass it the launch");
+          return Refused(where + " names " + Quote(t.text) +
+                         " without calling it; the rewriter cannot pass it the launch");
         }
         continue;
       }
       if (kernel_names_.contains(t.text)) {
-        return Status::Refused(where + " calls kernel " + Quote(t.text) +
-                               " as a function; its hidden arguments are the launch's own");
+        return Refused(where + " calls kernel " + Quote(t.text) +
+                       " as a function; its hidden arguments are the launch's own");
       }
       const size_t close = match[k + 1];
       const bool no_args = close == k + 2;
@@ -888,8 +891,8 @@ class Rewriter {
       if (!first) {
         // Two definitions are only possible in different #if branches.
         if (seen->second != args) {
-          return Status::Refused("kernel " + Quote(f.name) +
-                                 " is defined twice with different argument counts");
+          return Refused("kernel " + Quote(f.name) +
+                         " is defined twice with different argument counts");
         }
         continue;
       }
@@ -929,23 +932,25 @@ class Rewriter {
 // Planning.
 
 Status ValidateShape(const KernelInfo& kernel, const LaunchShape& launch) {
-  if (launch.dims < 1 || launch.dims > 3) return Status::Refused("work_dim must be 1, 2 or 3");
+  if (launch.dims < 1 || launch.dims > 3) return Refused("work_dim must be 1, 2 or 3");
   for (cl_uint d = 0; d < launch.dims; ++d) {
-    if (launch.global[d] == 0) return Status::Refused("a global size of 0 leaves nothing to slice");
+    if (launch.global[d] == 0) return Refused("a global size of 0 leaves nothing to slice");
     if (launch.offset[d] > std::numeric_limits<size_t>::max() - launch.global[d]) {
-      return Status::Refused("global offset + global size overflows size_t");
+      return Refused("global offset + global size overflows size_t");
     }
     if (!launch.local_given) continue;
-    if (launch.local[d] == 0) return Status::Refused("a local size of 0");
+    if (launch.local[d] == 0) return Refused("a local size of 0");
     if (launch.global[d] % launch.local[d] != 0) {
-      return Status::Refused("non-uniform work-groups (local size does not divide the global "
-                             "size in dimension " + std::to_string(d) + ")");
+      return Refused(
+          "non-uniform work-groups (local size does not divide the global "
+          "size in dimension " +
+          std::to_string(d) + ")");
     }
   }
   if (!launch.local_given && kernel.observes_work_groups) {
-    return Status::Refused("kernel " + Quote(kernel.name) +
-                           " observes work-groups and the local size is left to the driver, "
-                           "whose choice is not visible; pass an explicit local size");
+    return Refused("kernel " + Quote(kernel.name) +
+                   " observes work-groups and the local size is left to the driver, "
+                   "whose choice is not visible; pass an explicit local size");
   }
   return Status::Ok();
 }
@@ -1002,13 +1007,13 @@ Status CheckBuiltKernels(const RewrittenProgram& program, std::span<const BuiltK
   for (const BuiltKernel& b : built) {
     const KernelInfo* k = program.FindKernel(b.name);
     if (k == nullptr) {
-      return Status::Refused("the compiler found kernel " + Quote(b.name) +
-                             ", which the rewriter did not see");
+      return Refused("the compiler found kernel " + Quote(b.name) +
+                     ", which the rewriter did not see");
     }
     if (b.num_args != k->user_arg_count + kHiddenArgCount) {
-      return Status::Refused("kernel " + Quote(b.name) + " has " + std::to_string(b.num_args) +
-                             " arguments after the rewrite; expected " +
-                             std::to_string(k->user_arg_count + kHiddenArgCount));
+      return Refused("kernel " + Quote(b.name) + " has " + std::to_string(b.num_args) +
+                     " arguments after the rewrite; expected " +
+                     std::to_string(k->user_arg_count + kHiddenArgCount));
     }
   }
   return Status::Ok();
@@ -1017,7 +1022,7 @@ Status CheckBuiltKernels(const RewrittenProgram& program, std::span<const BuiltK
 Result<SlicePlan> PlanSlices(const KernelInfo& kernel, const LaunchShape& launch,
                              size_t num_slices) {
   if (Status s = ValidateShape(kernel, launch); !s.ok()) return s;
-  if (num_slices == 0) return Status::Refused("zero slices asked for");
+  if (num_slices == 0) return Refused("zero slices asked for");
   // Outermost dimension that can be cut into num_slices, else the one with the most units.
   cl_uint dim = launch.dims - 1;
   std::optional<cl_uint> fits;
@@ -1039,7 +1044,7 @@ Result<SlicePlan> PlanSlices(const KernelInfo& kernel, const LaunchShape& launch
 Result<SlicePlan> PlanSlicesOfSize(const KernelInfo& kernel, const LaunchShape& launch,
                                    size_t max_groups_per_slice) {
   if (Status s = ValidateShape(kernel, launch); !s.ok()) return s;
-  if (max_groups_per_slice == 0) return Status::Refused("zero work-groups per slice asked for");
+  if (max_groups_per_slice == 0) return Refused("zero work-groups per slice asked for");
   size_t total = 1;
   for (cl_uint d = 0; d < launch.dims; ++d) total *= UnitCount(launch, d);
   // Outermost dimension whose cross-section (units in one step along it) fits in a slice, else
@@ -1098,8 +1103,8 @@ Result<RunPlan> PlanRun(const KernelInfo& kernel, const LaunchShape& launch, siz
       }
     }
     if (pick < kMinRunLocal && shape.global[0] > kMinRunLocal) {
-      return Status::Refused("no work-group size of at least " + std::to_string(kMinRunLocal) +
-                             " divides global size " + std::to_string(shape.global[0]));
+      return Refused("no work-group size of at least " + std::to_string(kMinRunLocal) +
+                     " divides global size " + std::to_string(shape.global[0]));
     }
     shape.local_given = true;
     shape.local[0] = pick;
@@ -1110,7 +1115,7 @@ Result<RunPlan> PlanRun(const KernelInfo& kernel, const LaunchShape& launch, siz
   plan.launch = shape;
   plan.total_groups = 1;
   for (cl_uint d = 0; d < shape.dims; ++d) plan.total_groups *= shape.global[d] / shape.local[d];
-  if (plan.total_groups >= 0xffffffffull) return Status::Refused("more work-groups than a run counts");
+  if (plan.total_groups >= 0xffffffffull) return Refused("more work-groups than a run counts");
   return plan;
 }
 

@@ -16,7 +16,7 @@
 
 #pragma once
 
-#include <CL/cl_platform.h>
+#include <CL/cl.h>
 
 #include <cstddef>
 #include <optional>
@@ -24,51 +24,22 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
+
+#include "proto/status.h"
 
 namespace rgpu::slicer {
 
 // ---------------------------------------------------------------------------------------------
-// Errors are values. A refusal is not a failure of the daemon: the caller runs the work whole
-// and counts the reason in its metrics.
+// Errors are values (rgpu::Status, proto/status.h). A refusal is not a failure of the daemon:
+// the caller runs the work whole and logs the reason (message()); its code never reaches an
+// application.
 
-class [[nodiscard]] Status {
- public:
-  static Status Ok() { return Status(); }
-  static Status Refused(std::string reason) { return Status(std::move(reason)); }
-
-  bool ok() const { return !reason_.has_value(); }
-  // Why the work cannot be sliced (or the input is invalid); empty when ok().
-  const std::string& reason() const {
-    static const std::string kNone;
-    return reason_ ? *reason_ : kNone;
-  }
-
- private:
-  Status() = default;
-  explicit Status(std::string reason) : reason_(std::move(reason)) {}
-  std::optional<std::string> reason_;
-};
-
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : state_(std::move(value)) {}                    // NOLINT: implicit on purpose
-  Result(Status refusal) : state_(std::move(refusal)) {}           // NOLINT: implicit on purpose
-
-  bool ok() const { return std::holds_alternative<T>(state_); }
-  // Only valid when ok(); calling them otherwise is a programming error of the caller.
-  const T& value() const& { return std::get<T>(state_); }
-  T&& value() && { return std::get<T>(std::move(state_)); }
-  const std::string& reason() const {
-    static const std::string kNone;
-    return ok() ? kNone : std::get<Status>(state_).reason();
-  }
-
- private:
-  std::variant<T, Status> state_;
-};
+using rgpu::Result;
+using rgpu::Status;
+inline Status Refused(std::string reason) {
+  return Status::Error(CL_INVALID_OPERATION, std::move(reason));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Rewriting a program.

@@ -21,14 +21,14 @@
 #include "proto/wire.h"
 #include "server/server.h"
 #include "server/session.h"
-#include "tests/fuzz/fake_backend.h"
+#include "tests/support/fake_backend.h"
 
 namespace {
 
 using namespace rgpu;
 
 server::Server* g_server;
-fuzz::FakeBackend* g_backend;
+fake::FakeBackend* g_backend;
 uint64_t g_next_session = 1;
 
 std::vector<uint8_t> HelloFrame() {
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   opt.max_staging_bytes = 8 << 20;
   opt.max_outbox_bytes = 8 << 20;
   opt.max_objects_per_session = 4096;
-  auto backend = std::make_unique<fuzz::FakeBackend>();
+  auto backend = std::make_unique<fake::FakeBackend>();
   g_backend = backend.get();
   g_server = new server::Server(opt, std::move(backend));
   return 0;

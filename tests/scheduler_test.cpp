@@ -1,0 +1,426 @@
+// The scheduler's policies (server/scheduler/scheduler.h) against the fake backend's
+// simulated device time (tests/support/fake_backend.h): which launches run directly, which are
+// held, sliced or run preemptibly, in what order held work reaches the device, what a
+// latency-critical launch does to the run on the device, and what each tenant is charged.
+// The scheduler reads the fake's virtual clock, so device time, the quantum and the "active"
+// window are simulated; nothing here waits for a real kernel.
+#include <gtest/gtest.h>
+
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "server/scheduler/scheduler.h"
+#include "tests/support/fake_backend.h"
+
+namespace rgpu::server {
+namespace {
+
+using fake::LaunchRecord;
+
+// One tenant's session as the session code would set it up: a context, the application's
+// queue, rgpud's two queues for held launches, a kernel (its name is the tenant's, so that
+// the fake's records say whose launch each was) and its scheduler instance.
+struct TenantSetup {
+  Tenant tenant;
+  uint64_t session = 0;
+  BkContext* ctx = nullptr;
+  BkQueue *app = nullptr, *exec = nullptr, *ctl = nullptr;
+  BkKernel *kernel = nullptr, *sched_kernel = nullptr;
+  BkMem* arg = nullptr;
+  slicer::KernelInfo info;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  // 4 "cores" (split's threshold) and waves of 256 work-items.
+  static constexpr uint32_t kCores = 4;
+  static constexpr size_t kWave = 256;
+
+  void Start(SchedulerOptions o) {
+    dev_.Simulate();
+    // Far from the epoch, as steady_clock is: the scheduler's "never" is the epoch.
+    sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, kWave, [this] {
+      return Scheduler::Clock::time_point(std::chrono::seconds(1000)) +
+             std::chrono::nanoseconds(dev_.NowNs());
+    });
+  }
+
+  void TearDown() override {
+    dev_.RunUntilIdle();
+    for (BkEvent* e : events_) dev_.Release(proto::ObjType::Event, e);
+    sched_.reset();
+    using proto::ObjType;
+    for (auto& t : tenants_) {
+      dev_.Release(ObjType::Mem, t->arg);
+      dev_.Release(ObjType::Kernel, t->kernel);
+      dev_.Release(ObjType::Kernel, t->sched_kernel);
+      for (BkQueue* q : {t->app, t->exec, t->ctl}) dev_.Release(ObjType::Queue, q);
+      dev_.Release(ObjType::Context, t->ctx);
+    }
+    // Everything the scheduler took (events, gates, control buffers, argument references)
+    // it gave back.
+    EXPECT_EQ(dev_.LiveObjects(), 0);
+  }
+
+  TenantSetup& AddTenant(const std::string& id, double weight = 1.0,
+                         Priority priority = Priority::BestEffort) {
+    auto t = std::make_unique<TenantSetup>();
+    t->tenant.id = id;
+    t->tenant.weight = weight;
+    t->tenant.priority = priority;
+    t->session = tenants_.size() + 1;
+    const int device = 0;
+    t->ctx = *dev_.CreateContext(std::span<const int>(&device, 1));
+    t->app = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
+    t->exec = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
+    t->ctl = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
+    BkProgram* p =
+        *dev_.CreateProgramWithSource(t->ctx, "kernel void " + id + "(global float* a) {}");
+    EXPECT_TRUE(dev_.BuildProgram(p, std::span<const int>(&device, 1), "").ok());
+    t->kernel = *dev_.CreateKernel(p, id);
+    t->sched_kernel = *dev_.CreateKernel(p, id);
+    dev_.Release(proto::ObjType::Program, p);  // the kernels keep it
+    t->arg = *dev_.CreateBuffer(t->ctx, CL_MEM_READ_WRITE, 1 << 16, nullptr);
+    t->info = slicer::KernelInfo{id, 1, false};
+    tenants_.push_back(std::move(t));
+    return *tenants_.back();
+  }
+
+  // A 1D launch of `groups` work-groups of 64 work-items; `sliceable`: its program was
+  // rewritten for slicing (slicer.h).
+  LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true,
+                      bool want_event = true) {
+    LaunchRequest req;
+    req.session_id = t.session;
+    req.tenant = &t.tenant;
+    req.context = t.ctx;
+    req.queue = t.app;
+    req.exec_queue = t.exec;
+    req.ctl_queue = t.ctl;
+    req.kernel = t.kernel;
+    req.sched_kernel = t.sched_kernel;
+    KernelArgValue a;
+    a.kind = KernelArgValue::Kind::Mem;
+    a.mem = t.arg;
+    req.args.push_back(a);
+    req.slice_info = sliceable ? &t.info : nullptr;
+    req.range.dims = 1;
+    req.range.has_local = true;
+    req.range.global[0] = groups * 64;
+    req.range.local[0] = 64;
+    req.want_event = want_event;
+    auto r = sched_->Submit(std::move(req));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (r.ok() && r->event) events_.push_back(r->event);
+    return r.ok() ? *r : LaunchResult{};
+  }
+
+  std::vector<LaunchRecord> LaunchesOf(const TenantSetup& t) {
+    std::vector<LaunchRecord> out;
+    for (auto& l : dev_.Launches())
+      if (l.kernel == t.tenant.id) out.push_back(l);
+    return out;
+  }
+
+  SchedUsage UsageOf(const TenantSetup& t) {
+    for (auto& u : sched_->Usage())
+      if (u.tenant == t.tenant.id) return u;
+    return {};
+  }
+
+  // Charges settle as direct launches are harvested (every 20 ms of the dispatcher, in real
+  // time): waits until the tenant's charge is within 1% of `ran_ns` (0: any), or has not
+  // changed for 300 ms, so that a loaded machine delays the answer instead of cutting it.
+  uint64_t SettledCharge(const TenantSetup& t, uint64_t ran_ns = 0) {
+    uint64_t last = UINT64_MAX;
+    int same = 0;
+    for (int i = 0; i < 500 && same < 30; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const uint64_t now = UsageOf(t).device_ns;
+      if (ran_ns && now > ran_ns * 0.99 && now < ran_ns * 1.01) return now;
+      same = now == last ? same + 1 : 0;
+      last = now;
+    }
+    return last;
+  }
+
+  // Every work-group of a held launch of `groups` ran exactly once across its runs.
+  static void ExpectEveryGroupOnce(const std::vector<LaunchRecord>& runs, uint64_t groups) {
+    std::vector<int> seen(groups, 0);
+    for (auto& r : runs)
+      for (uint64_t g = r.first_group; g < r.first_group + r.claimed; ++g) {
+        ASSERT_LT(g, groups);
+        seen[g]++;
+      }
+    for (uint64_t g = 0; g < groups; ++g) EXPECT_EQ(seen[g], 1) << "work-group " << g;
+  }
+
+  fake::FakeBackend dev_;  // first: outlives the scheduler
+  std::unique_ptr<Scheduler> sched_;
+  std::vector<std::unique_ptr<TenantSetup>> tenants_;
+  std::vector<BkEvent*> events_;
+};
+
+uint64_t DeviceNs(const std::vector<LaunchRecord>& launches, uint64_t until = UINT64_MAX) {
+  uint64_t ns = 0;
+  for (auto& l : launches)
+    if (l.start_ns < until) ns += std::min(l.end_ns, until) - l.start_ns;
+  return ns;
+}
+
+TEST(PolicyNames, SplitIsTheNameAndSeed001ItsAlias) {
+  EXPECT_EQ(*ParsePolicy("split"), Policy::Split);
+  EXPECT_EQ(*ParsePolicy("seed001"), Policy::Split);
+  EXPECT_STREQ(PolicyName(Policy::Split), "split");
+  EXPECT_EQ(*ParsePolicy("fifo"), Policy::Fifo);
+  EXPECT_EQ(*ParsePolicy("fair"), Policy::Fair);
+  EXPECT_FALSE(ParsePolicy("seed002").ok());
+}
+
+TEST_F(SchedulerTest, FifoLaunchesEverythingDirectlyAndWhole) {
+  SchedulerOptions o;
+  o.policy = Policy::Fifo;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  for (int i = 0; i < 3; ++i) {
+    Launch(a, 16);
+    Launch(b, 16);
+  }
+  ASSERT_EQ(dev_.Launches().size(), 6u);
+  for (auto& l : dev_.Launches()) {
+    EXPECT_TRUE(l.queue == a.app || l.queue == b.app) << "held: went to rgpud's own queue";
+    EXPECT_FALSE(l.sliced);
+    EXPECT_FALSE(l.run);
+    EXPECT_EQ(l.groups, 16u);
+  }
+}
+
+TEST_F(SchedulerTest, SplitCutsALaunchIntoAlphaSlicesPerActiveTenant) {
+  SchedulerOptions o;
+  o.policy = Policy::Split;
+  o.alpha = 2.0;
+  Start(o);
+  auto& a = AddTenant("a");
+  Launch(a, 16);  // alone: whole
+  ASSERT_EQ(LaunchesOf(a).size(), 1u);
+  EXPECT_FALSE(LaunchesOf(a)[0].sliced);
+
+  auto& b = AddTenant("b");
+  Launch(b, 16);  // two tenants active: 2 x alpha = 4 slices, back to back on its own queue
+  auto sliced = LaunchesOf(b);
+  ASSERT_EQ(sliced.size(), 4u);
+  uint64_t groups = 0;
+  for (auto& l : sliced) {
+    EXPECT_TRUE(l.sliced);
+    EXPECT_EQ(l.queue, b.app);
+    groups += l.groups;
+  }
+  EXPECT_EQ(groups, 16u);
+  EXPECT_EQ(UsageOf(b).slices, 0u) << "counted as they complete";
+
+  // A program that was not rewritten runs whole, and is counted as such.
+  Launch(b, 16, /*sliceable=*/false);
+  EXPECT_EQ(LaunchesOf(b).size(), 5u);
+  EXPECT_FALSE(LaunchesOf(b).back().sliced);
+  EXPECT_EQ(UsageOf(b).unsliceable, 1u);
+  dev_.RunUntilIdle();
+  EXPECT_EQ(UsageOf(b).slices, 4u);
+}
+
+TEST_F(SchedulerTest, FairTenantAloneIsNeverHeld) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  for (int i = 0; i < 5; ++i) Launch(a, 32);
+  auto launches = LaunchesOf(a);
+  ASSERT_EQ(launches.size(), 5u) << "every launch reached the device at once";
+  for (auto& l : launches) {
+    EXPECT_EQ(l.queue, a.app);
+    EXPECT_FALSE(l.sliced);
+    EXPECT_FALSE(l.run);
+  }
+}
+
+TEST_F(SchedulerTest, FairHoldsSharedWorkAndRunsItPreemptibly) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  Launch(a, 32);               // alone: direct
+  auto held = Launch(b, 100);  // a is active: held
+  ASSERT_NE(held.event, nullptr);
+  EXPECT_GT(dev_.EventStatus(held.event), CL_COMPLETE)
+      << "the application's event waits for the work";
+  for (auto& l : LaunchesOf(b)) {
+    EXPECT_EQ(l.queue, b.exec) << "held work runs on rgpud's own queue, never the application's";
+    EXPECT_TRUE(l.run);
+  }
+  dev_.RunUntilIdle();
+  EXPECT_EQ(dev_.EventStatus(held.event), CL_COMPLETE);
+  ExpectEveryGroupOnce(LaunchesOf(b), 100);
+  EXPECT_GE(UsageOf(b).runs, 1u);
+  EXPECT_EQ(UsageOf(b).preempted, 0u);
+}
+
+TEST_F(SchedulerTest, LatencyCriticalLaunchRunsAtOnceAndStopsTheRunOnTheDevice) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  Launch(a, 8);
+  Launch(b, 1000);  // held; its first run goes on the device
+  ASSERT_TRUE(dev_.WaitFor([&](auto& ls) {
+    return std::any_of(ls.begin(), ls.end(), [](auto& l) { return l.kernel == "b" && l.run; });
+  }));
+  const size_t writes_before = dev_.Writes().size();
+  Launch(lc, 4);
+  auto lc_launches = LaunchesOf(lc);
+  ASSERT_EQ(lc_launches.size(), 1u) << "a latency-critical launch is never held";
+  EXPECT_EQ(lc_launches[0].queue, lc.app);
+  // The stop flag: word 0 of b's control buffer, written on b's control queue.
+  auto writes = dev_.Writes();
+  bool stop = false;
+  for (size_t i = writes_before; i < writes.size(); ++i)
+    if (writes[i].queue == b.ctl && writes[i].offset == 0 && writes[i].bytes.size() >= 4 &&
+        writes[i].bytes[0] == 1)
+      stop = true;
+  EXPECT_TRUE(stop) << "no stop flag written for the run on the device";
+  dev_.RunUntilIdle();
+  EXPECT_GE(UsageOf(b).preempted, 1u);
+  ExpectEveryGroupOnce(LaunchesOf(b), 1000);
+}
+
+TEST_F(SchedulerTest, DispatcherFeedsLatencyCriticalWorkFirst) {
+  SchedulerOptions o;
+  o.force_slices = 2;  // every launch held, in two slices: the dispatcher's order shows
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  for (int i = 0; i < 3; ++i) Launch(a, 16);
+  ASSERT_TRUE(dev_.WaitFor([](auto& ls) { return !ls.empty(); }));
+  Launch(lc, 16);
+  dev_.RunUntilIdle();
+  auto all = dev_.Launches();
+  ASSERT_EQ(all.size(), 8u);
+  // Only the slices already on the device when it arrived (a launch's two, at most) go first.
+  size_t last_lc = 0, best_effort_before = 0;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].kernel == "lc") last_lc = i;
+  for (size_t i = 0; i < last_lc; ++i) best_effort_before += all[i].kernel == "a";
+  EXPECT_LE(best_effort_before, 2u);
+}
+
+TEST_F(SchedulerTest, WeightedFairOrderSharesDeviceTimeByWeight) {
+  SchedulerOptions o;
+  o.quantum_us = 100;
+  Start(o);
+  auto& a = AddTenant("a", 1.0);
+  auto& b = AddTenant("b", 3.0);
+  // a's first launch runs directly (it is alone) and is charged once harvested; from then on
+  // both tenants are active, and their launches are held and charged as they complete.
+  Launch(a, 1);
+  Launch(b, 1);
+  dev_.RunUntilIdle();
+  SettledCharge(a);
+  // Launches of many runs each (3.2 ms of work, runs of about a quantum): the next launch of
+  // an in-order queue is ready only once the last one has finished, and meanwhile the other
+  // tenant gets the device, so launches shorter than a quantum would alternate whatever the
+  // weights.
+  for (int i = 0; i < 2; ++i) {
+    Launch(a, 3200);
+    Launch(b, 3200);
+  }
+  const uint64_t horizon =
+      dev_.NowNs() + 4'000'000;  // b has 3 ms of it, a 1 ms: both still have work
+  dev_.RunUntilIdle(horizon);
+  const uint64_t from = horizon - 4'000'000;
+  const double a_ns = DeviceNs(LaunchesOf(a), horizon) - DeviceNs(LaunchesOf(a), from),
+               b_ns = DeviceNs(LaunchesOf(b), horizon) - DeviceNs(LaunchesOf(b), from);
+  ASSERT_GT(a_ns, 0);
+  EXPECT_NEAR(b_ns / a_ns, 3.0, 0.6) << "a " << a_ns << " ns, b " << b_ns << " ns; charged a "
+                                     << UsageOf(a).device_ns << " b " << UsageOf(b).device_ns;
+  // Held work is one tenant's at a time, so each is charged what it ran.
+  dev_.RunUntilIdle();
+  for (auto* t : {&a, &b}) {
+    const double ran = static_cast<double>(DeviceNs(LaunchesOf(*t)));
+    EXPECT_NEAR(static_cast<double>(SettledCharge(*t, ran)) / ran, 1.0, 0.05) << t->tenant.id;
+  }
+}
+
+TEST_F(SchedulerTest, EndingSessionStopsItsRunAndFailsItsHeldLaunches) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  Launch(a, 8);
+  std::vector<BkEvent*> held;
+  for (int i = 0; i < 3; ++i) held.push_back(Launch(b, 1000).event);
+  ASSERT_TRUE(dev_.WaitFor([](auto& ls) {
+    return std::any_of(ls.begin(), ls.end(), [](auto& l) { return l.kernel == "b" && l.run; });
+  }));
+  // CancelSession returns once nothing of the session is on the device: the test's thread
+  // moves the simulated clock meanwhile.
+  std::atomic<bool> cancelled{false};
+  std::thread cancel([&] {
+    sched_->CancelSession(b.session);
+    cancelled = true;
+  });
+  while (!cancelled) dev_.RunUntilIdle(UINT64_MAX, 1);
+  cancel.join();
+  bool stop = false;
+  for (auto& w : dev_.Writes()) stop |= w.queue == b.ctl && w.bytes.size() >= 4 && w.bytes[0] == 1;
+  EXPECT_TRUE(stop) << "the session's run on the device was not stopped";
+  for (BkEvent* e : held) EXPECT_LT(dev_.EventStatus(e), 0) << "a dropped launch's event must fail";
+  uint64_t ran = 0;
+  for (auto& l : LaunchesOf(b)) ran += l.claimed;
+  EXPECT_LT(ran, 3000u) << "the dropped launches still ran";
+}
+
+TEST_F(SchedulerTest, RunsPayOnlyForWorkGroupsWorthClaiming) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("b", 5);  // below kRunGroupMinNs: claiming costs more than stopping saves
+  Launch(a, 8);
+  Launch(b, 4096);
+  dev_.RunUntilIdle();
+  auto first = LaunchesOf(b);
+  ASSERT_FALSE(first.empty()) << dev_.Launches().size() << " launches";
+  EXPECT_TRUE(first[0].run) << "an unmeasured kernel runs preemptibly first";
+  Launch(a, 8);  // a still active
+  Launch(b, 4096);
+  dev_.RunUntilIdle();
+  auto all = LaunchesOf(b);
+  ASSERT_GT(all.size(), first.size());
+  for (size_t i = first.size(); i < all.size(); ++i) {
+    EXPECT_FALSE(all[i].run) << "measured at 5 ns a work-group, it runs in slices";
+    EXPECT_TRUE(all[i].sliced);
+  }
+}
+
+// One tenant alone: charged within 5% of what the device ran, under every policy, with and
+// without events (event-less launches are charged their kernel's measured cost).
+class AccountingTest : public SchedulerTest, public ::testing::WithParamInterface<Policy> {};
+
+TEST_P(AccountingTest, TenantAloneIsChargedWhatItRan) {
+  SchedulerOptions o;
+  o.policy = GetParam();
+  Start(o);
+  auto& a = AddTenant("a");
+  for (int i = 0; i < 40; ++i) Launch(a, 8 + (i % 4) * 8, true, /*want_event=*/i % 3 == 0);
+  dev_.RunUntilIdle();
+  const double simulated = static_cast<double>(DeviceNs(LaunchesOf(a)));
+  const double charged = static_cast<double>(SettledCharge(a, simulated));
+  ASSERT_GT(simulated, 0);
+  EXPECT_NEAR(charged / simulated, 1.0, 0.05) << "charged " << charged << " ns, ran " << simulated;
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, AccountingTest,
+                         ::testing::Values(Policy::Fifo, Policy::Split, Policy::Fair),
+                         [](const auto& info) { return std::string(PolicyName(info.param)); });
+
+}  // namespace
+}  // namespace rgpu::server

@@ -1,0 +1,407 @@
+// Session's request handlers (server/session.cpp), driven in-process: a real Server and
+// Session over a socketpair, the fake backend (tests/support/fake_backend.h) behind them,
+// and requests written byte by byte as docs/protocol.md lays them out. Each case expects the
+// exact OpenCL error the client would hand to the application: wrong handle types, objects
+// used after their release, and the limits a session must keep.
+#include <gtest/gtest.h>
+
+#include <CL/cl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "proto/transport.h"
+#include "proto/wire.h"
+#include "server/server.h"
+#include "server/session.h"
+#include "tests/support/fake_backend.h"
+
+namespace rgpu::server {
+namespace {
+
+using proto::ObjType;
+using proto::Op;
+
+// An AsyncError notification: a request without a reply failed (docs/protocol.md).
+struct AsyncError {
+  Op op;
+  uint64_t id;
+  int32_t code;
+};
+
+// One client connection to a Session served on its own thread.
+class Connection {
+ public:
+  explicit Connection(Server* server, std::string token = "") {
+    int sv[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    fd_ = sv[1];
+    timeval tv{5, 0};  // a reply that never comes fails the test instead of hanging it
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    serve_ = std::thread([server, fd = sv[0]] {
+      static std::atomic<uint64_t> next_id{1};
+      Session session(server, next_id++, std::make_unique<proto::Stream>(fd), "session_test");
+      session.Serve();
+    });
+    std::vector<uint8_t> hello;
+    proto::Writer w(&hello);
+    w.u32(proto::kMagic);
+    w.u16(proto::kVersion);
+    w.u16(0);
+    w.str(token);
+    w.str("session_test");
+    hello_code_ = Call(Op::Hello, hello);
+  }
+  ~Connection() {
+    ::shutdown(fd_, SHUT_WR);
+    while (Next()) {
+    }
+    serve_.join();
+    ::close(fd_);
+  }
+  int32_t hello_code() const { return hello_code_; }
+
+  void Send(Op op, const std::vector<uint8_t>& body, uint64_t tag = 0) {
+    std::vector<uint8_t> frame(proto::kHeaderSize);
+    proto::EncodeHeader({static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), 0, tag},
+                        frame.data());
+    frame.insert(frame.end(), body.begin(), body.end());
+    ASSERT_EQ(::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(frame.size()));
+  }
+  // Sends a request that has a reply and returns the reply's status code; AsyncErrors that
+  // come first (from earlier requests: a session answers in order) are kept in errors().
+  int32_t Call(Op op, const std::vector<uint8_t>& body) {
+    const uint64_t tag = next_tag_++;
+    Send(op, body, tag);
+    while (auto f = Next()) {
+      if ((f->h.flags & proto::kFlagReply) && f->h.tag == tag) {
+        proto::Reader r(f->body.data(), f->body.size());
+        return r.i32();
+      }
+    }
+    return 1;  // no reply: the session ended (goodbye() says why)
+  }
+  // Everything before this point has been handled.
+  void Sync() { Call(Op::GetInfo, InfoBody(proto::InfoFamily::Device, 0, CL_DEVICE_NAME)); }
+  const std::vector<AsyncError>& errors() const { return errors_; }
+  std::optional<AsyncError> ErrorFor(uint64_t id) {
+    for (auto& e : errors_)
+      if (e.id == id) return e;
+    return std::nullopt;
+  }
+  const std::string& goodbye() const { return goodbye_; }
+  bool closed() const { return closed_; }
+
+  static std::vector<uint8_t> InfoBody(proto::InfoFamily family, uint64_t id, uint32_t param) {
+    std::vector<uint8_t> b;
+    proto::Writer w(&b);
+    w.u8(static_cast<uint8_t>(family));
+    w.u64(id);
+    w.u32(param);
+    w.i32(0);
+    w.u32(0);
+    return b;
+  }
+
+ private:
+  struct Frame {
+    proto::FrameHeader h;
+    std::vector<uint8_t> body;
+  };
+  bool ReadAll(uint8_t* p, size_t n) {
+    while (n > 0) {
+      ssize_t k = ::recv(fd_, p, n, 0);
+      if (k <= 0) return false;
+      p += k;
+      n -= static_cast<size_t>(k);
+    }
+    return true;
+  }
+  // The next frame; notifications are recorded on the way.
+  std::optional<Frame> Next() {
+    if (closed_) return std::nullopt;
+    uint8_t head[proto::kHeaderSize];
+    Frame f;
+    if (!ReadAll(head, sizeof head)) {
+      closed_ = true;
+      return std::nullopt;
+    }
+    f.h = proto::DecodeHeader(head);
+    f.body.resize(f.h.body_len);
+    if (!ReadAll(f.body.data(), f.body.size())) {
+      closed_ = true;
+      return std::nullopt;
+    }
+    proto::Reader r(f.body.data(), f.body.size());
+    if (f.h.op == static_cast<uint16_t>(Op::AsyncError)) {
+      AsyncError e;
+      e.op = static_cast<Op>(r.u16());
+      e.id = r.u64();
+      e.code = r.i32();
+      errors_.push_back(e);
+    } else if (f.h.op == static_cast<uint16_t>(Op::Goodbye)) {
+      goodbye_ = r.str();
+    }
+    return f;
+  }
+
+  int fd_ = -1;
+  std::thread serve_;
+  uint64_t next_tag_ = 1;
+  int32_t hello_code_ = 0;
+  std::vector<AsyncError> errors_;
+  std::string goodbye_;
+  bool closed_ = false;
+};
+
+// Request bodies, as the ICD writes them.
+std::vector<uint8_t> CreateContextBody(uint64_t id) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u64(id);
+  w.u32(1);
+  w.u32(0);  // device 0
+  return b;
+}
+std::vector<uint8_t> CreateQueueBody(uint64_t id, uint64_t ctx) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u64(id);
+  w.u64(ctx);
+  w.u32(0);
+  w.u64(0);
+  return b;
+}
+std::vector<uint8_t> CreateBufferBody(uint64_t id, uint64_t ctx, uint64_t size) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u64(id);
+  w.u64(ctx);
+  w.u64(CL_MEM_READ_WRITE);
+  w.u64(size);
+  w.u64(0);  // no initial data
+  return b;
+}
+std::vector<uint8_t> ReleaseBody(ObjType type, uint64_t id) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u8(static_cast<uint8_t>(type));
+  w.u64(id);
+  return b;
+}
+std::vector<uint8_t> IdBody(uint64_t id) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u64(id);
+  return b;
+}
+std::vector<uint8_t> PairBody(uint64_t id, uint64_t other) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u64(id);
+  w.u64(other);
+  return b;
+}
+std::vector<uint8_t> SubBufferBody(uint64_t id, uint64_t parent) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u64(id);
+  w.u64(parent);
+  w.u64(CL_MEM_READ_WRITE);
+  w.u64(0);    // origin
+  w.u64(256);  // size
+  return b;
+}
+std::vector<uint8_t> WaitBody(std::vector<uint64_t> ids) {
+  std::vector<uint8_t> b;
+  proto::Writer w(&b);
+  w.u32(static_cast<uint32_t>(ids.size()));
+  for (uint64_t id : ids) w.u64(id);
+  return b;
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { spdlog::set_level(spdlog::level::warn); }
+  void StartServer(ServerOptions opt = {}) {
+    auto backend = std::make_unique<fake::FakeBackend>();
+    backend_ = backend.get();
+    server_ = std::make_unique<Server>(opt, std::move(backend));
+  }
+  void TearDown() override {
+    // The session released everything it made.
+    if (server_) {
+      EXPECT_EQ(server_->TotalObjects(), 0u);
+      EXPECT_EQ(backend_->LiveObjects(), 0);
+    }
+    server_.reset();
+  }
+  fake::FakeBackend* backend_ = nullptr;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(SessionTest, HandleOfTheWrongTypeIsTheErrorOfTheTypeExpected) {
+  StartServer();
+  {
+    Connection c(server_.get());
+    ASSERT_EQ(c.hello_code(), CL_SUCCESS);
+    c.Send(Op::CreateContext, CreateContextBody(1));
+    c.Send(Op::CreateBuffer, CreateBufferBody(2, 1, 1024));
+    c.Send(Op::CreateQueue, CreateQueueBody(3, /*a buffer, not a context*/ 2));
+    c.Send(Op::CreateBuffer, CreateBufferBody(4, /*a buffer*/ 2, 1024));
+    EXPECT_EQ(c.Call(Op::Finish, IdBody(/*a context*/ 1)), CL_INVALID_COMMAND_QUEUE);
+    EXPECT_EQ(c.Call(Op::WaitEvents, WaitBody({2})), CL_INVALID_EVENT);
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Event, 1, CL_EVENT_COMMAND_TYPE)),
+              CL_INVALID_EVENT);
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Kernel, 2, CL_KERNEL_NUM_ARGS)),
+              CL_INVALID_KERNEL);
+    ASSERT_TRUE(c.ErrorFor(3));
+    EXPECT_EQ(c.ErrorFor(3)->op, Op::CreateQueue);
+    EXPECT_EQ(c.ErrorFor(3)->code, CL_INVALID_CONTEXT);
+    ASSERT_TRUE(c.ErrorFor(4));
+    EXPECT_EQ(c.ErrorFor(4)->code, CL_INVALID_CONTEXT);
+    EXPECT_EQ(c.errors().size(), 2u);
+    EXPECT_FALSE(c.closed()) << "an OpenCL error is not a reason to end the session";
+  }
+}
+
+TEST_F(SessionTest, ReleasedObjectsAreGone) {
+  StartServer();
+  {
+    Connection c(server_.get());
+    c.Send(Op::CreateContext, CreateContextBody(1));
+    c.Send(Op::CreateQueue, CreateQueueBody(2, 1));
+    c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, 4096));
+    EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_SUCCESS);
+    c.Send(Op::CreateUserEvent, PairBody(5, 1));
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
+              CL_SUCCESS);
+    c.Send(Op::Release, ReleaseBody(ObjType::Queue, 2));
+    c.Send(Op::Release, ReleaseBody(ObjType::Mem, 3));
+    c.Send(Op::Release, ReleaseBody(ObjType::Event, 5));
+    EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_INVALID_COMMAND_QUEUE);
+    EXPECT_EQ(c.Call(Op::GetInfo,
+                     Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
+              CL_INVALID_EVENT);
+    EXPECT_EQ(c.Call(Op::WaitEvents, WaitBody({5})), CL_INVALID_EVENT);
+    c.Send(Op::CreateSubBuffer, SubBufferBody(6, /*released*/ 3));
+    c.Send(Op::Release, ReleaseBody(ObjType::Context, 1));
+    c.Send(Op::CreateBuffer, CreateBufferBody(4, 1, 4096));
+    c.Sync();
+    ASSERT_TRUE(c.ErrorFor(6));
+    EXPECT_EQ(c.ErrorFor(6)->code, CL_INVALID_MEM_OBJECT);
+    ASSERT_TRUE(c.ErrorFor(4));
+    EXPECT_EQ(c.ErrorFor(4)->code, CL_INVALID_CONTEXT);
+    // Releasing twice is not an error the session can see: the client was told already.
+    c.Send(Op::Release, ReleaseBody(ObjType::Mem, 3));
+    c.Sync();
+    EXPECT_FALSE(c.closed());
+    EXPECT_EQ(server_->TotalObjects(), 0u);
+  }
+  EXPECT_EQ(backend_->LiveObjects(), 0);
+}
+
+TEST_F(SessionTest, BufferSizesAndTheTenantsMemoryQuota) {
+  ServerOptions opt;
+  auto t = std::make_shared<Tenant>();
+  t->id = "small";
+  t->mem_quota_bytes = 1 << 20;
+  t->token_hash = HashToken("t0ken");
+  opt.tenants.push_back(t);
+  StartServer(opt);
+  {
+    Connection wrong(server_.get(), "not the token");
+    EXPECT_NE(wrong.hello_code(), CL_SUCCESS);
+  }
+  Connection c(server_.get(), "t0ken");
+  ASSERT_EQ(c.hello_code(), CL_SUCCESS);
+  c.Send(Op::CreateContext, CreateContextBody(1));
+  c.Send(Op::CreateBuffer, CreateBufferBody(2, 1, 0));                  // size 0
+  c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, uint64_t{1} << 40));  // over the quota too
+  c.Send(Op::CreateBuffer, CreateBufferBody(4, 1, 512 << 10));
+  c.Send(Op::CreateBuffer, CreateBufferBody(5, 1, 768 << 10));  // 1.25 MiB in all
+  c.Send(Op::Release, ReleaseBody(ObjType::Mem, 4));
+  c.Send(Op::CreateBuffer, CreateBufferBody(6, 1, 768 << 10));  // fits now
+  c.Sync();
+  ASSERT_TRUE(c.ErrorFor(2));
+  EXPECT_EQ(c.ErrorFor(2)->code, CL_INVALID_BUFFER_SIZE);
+  ASSERT_TRUE(c.ErrorFor(3));
+  EXPECT_EQ(c.ErrorFor(3)->code, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_FALSE(c.ErrorFor(4));
+  ASSERT_TRUE(c.ErrorFor(5));
+  EXPECT_EQ(c.ErrorFor(5)->code, CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  EXPECT_FALSE(c.ErrorFor(6));
+  EXPECT_EQ(server_->Usage(t.get()).mem_bytes.load(), uint64_t{768} << 10);
+}
+
+TEST_F(SessionTest, DeviceOutOfRangeIsInvalidDevice) {
+  StartServer();
+  Connection c(server_.get());
+  EXPECT_EQ(c.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Device, 7, CL_DEVICE_NAME)),
+            CL_INVALID_DEVICE);
+  EXPECT_EQ(c.Call(Op::GetInfo, Connection::InfoBody(proto::InfoFamily::Device, 0, CL_DEVICE_NAME)),
+            CL_SUCCESS);
+}
+
+// Limits a client cannot talk its way past: each ends that session (with a Goodbye saying
+// why), and only that one.
+TEST_F(SessionTest, ObjectLimitEndsTheSessionAndOnlyIt) {
+  ServerOptions opt;
+  opt.max_objects_per_session = 3;
+  StartServer(opt);
+  Connection bystander(server_.get());
+  bystander.Send(Op::CreateContext, CreateContextBody(1));
+  {
+    Connection c(server_.get());
+    for (uint64_t id = 1; id <= 4; ++id) c.Send(Op::CreateContext, CreateContextBody(id));
+    c.Sync();
+    EXPECT_TRUE(c.closed());
+    EXPECT_NE(c.goodbye().find("too many objects"), std::string::npos) << c.goodbye();
+  }
+  EXPECT_EQ(bystander.Call(Op::GetInfo,
+                           Connection::InfoBody(proto::InfoFamily::Device, 0, CL_DEVICE_NAME)),
+            CL_SUCCESS);
+  EXPECT_FALSE(bystander.closed());
+  bystander.Send(Op::Release, ReleaseBody(ObjType::Context, 1));
+  bystander.Sync();
+}
+
+TEST_F(SessionTest, MalformedRequestsEndTheSession) {
+  StartServer();
+  {
+    Connection c(server_.get());
+    c.Send(Op::CreateContext, CreateContextBody(0));  // id 0 is reserved
+    c.Sync();
+    EXPECT_TRUE(c.closed());
+    EXPECT_NE(c.goodbye().find("id 0"), std::string::npos) << c.goodbye();
+  }
+  {
+    Connection c(server_.get());
+    std::vector<uint8_t> body = IdBody(1);
+    body.push_back(0);  // a trailing byte
+    c.Send(Op::Flush, body);
+    c.Sync();
+    EXPECT_TRUE(c.closed());
+  }
+  {
+    Connection c(server_.get());
+    std::vector<uint8_t> too_many;
+    proto::Writer w(&too_many);
+    w.u32(proto::kMaxWaitList + 1);
+    for (uint32_t i = 0; i <= proto::kMaxWaitList; ++i) w.u64(1);
+    c.Call(Op::WaitEvents, too_many);
+    EXPECT_TRUE(c.closed());
+  }
+}
+
+}  // namespace
+}  // namespace rgpu::server
