@@ -351,6 +351,54 @@ TEST_F(SchedulerTest, WeightedFairOrderSharesDeviceTimeByWeight) {
   }
 }
 
+// Best-effort tenants take turns of about a quantum of device time, also when their launches
+// run in slices, which cannot be stopped and so hold at most 2 ms each: on a GPU every change
+// of tenant is a change of device context and a pause (docs/scheduling.md, "Sharing wastes no
+// device"). Turns of a slice or two, or of several quanta, fail.
+TEST_F(SchedulerTest, BestEffortTenantsTakeTurnsOfAQuantumEvenInSlices) {
+  SchedulerOptions o;
+  o.quantum_us = 8000;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 5);  // tiny work-groups: slices, once measured (RunsPay)
+  dev_.SetGroupCost("b", 5);
+  Launch(a, 8);  // alone: direct
+  Launch(b, 4096);  // held: runs, which measure the cost of a work-group
+  Launch(a, 4096);
+  dev_.RunUntilIdle();
+  const size_t measured = dev_.Launches().size();
+  for (int i = 0; i < 2; ++i) {
+    Launch(a, 8'000'000);  // 40 ms of work each
+    Launch(b, 8'000'000);
+  }
+  dev_.RunUntilIdle();
+  auto all = dev_.Launches();
+  all.erase(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(measured));
+  std::sort(all.begin(), all.end(), [](auto& x, auto& y) { return x.start_ns < y.start_ns; });
+  // Device time of each stretch of one tenant's launches, in order.
+  std::vector<std::pair<std::string, uint64_t>> turns;
+  for (auto& l : all) {
+    if (turns.empty() || turns.back().first != l.kernel) turns.push_back({l.kernel, 0});
+    turns.back().second += l.end_ns - l.start_ns;
+  }
+  ASSERT_GE(turns.size(), 6u) << "the tenants did not share the device";
+  std::string seen;
+  for (auto& t : turns) seen += t.first + " " + std::to_string(t.second / 1000) + " us, ";
+  SCOPED_TRACE("turns: " + seen);
+  int sliced = 0;
+  for (auto& l : all) sliced += l.sliced;
+  EXPECT_GT(sliced, 20) << "the launches were meant to run in slices";
+  // The first turn and the last ones run out of work, and so may a turn that ends a launch
+  // (the next launch of an in-order queue is ready only after it). The others last about a
+  // quantum, plus the charges still on their way when a turn ends.
+  std::vector<uint64_t> middle;
+  for (size_t i = 1; i + 2 < turns.size(); ++i) middle.push_back(turns[i].second);
+  std::sort(middle.begin(), middle.end());
+  EXPECT_GE(middle[middle.size() / 2], 6'000'000u) << "median turn";
+  EXPECT_LE(middle.back(), 20'000'000u) << "longest turn";
+}
+
 TEST_F(SchedulerTest, EndingSessionStopsItsRunAndFailsItsHeldLaunches) {
   Start(SchedulerOptions{});
   auto& a = AddTenant("a");

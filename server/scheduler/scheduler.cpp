@@ -689,13 +689,6 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
       pick = &st;
   }
   if (!pick) return false;
-  // Best-effort tenants take turns of about a quantum of device time: the tenant that had
-  // the device keeps it until it is a quantum ahead. Each change of tenant is a change of
-  // device context and a pause while the next tenant's work starts (equal tenants under
-  // fair lost 19-24% of the device to it with a turn of 1 ms on the H100, docs/scheduling.md).
-  if (turn_ && turn_ != pick && pick->priority == Priority::BestEffort && eligible(*turn_) &&
-      turn_->vtime < pick->vtime + options_.quantum_us * 1000.0)
-    pick = turn_;
   auto h = pick->queue.front();
   // One tenant's held work on the device at a time.
   if (device_in_flight_ > 0 && on_device_ != pick) return false;
@@ -738,7 +731,6 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   device_in_flight_++;
   const uint64_t seq = ledger_.Submit();
   on_device_ = pick;
-  if (pick->priority == Priority::BestEffort) turn_ = pick;
   if (h->preemptible) runs_.push_back(h);
   lk.unlock();
   if (h->preemptible) DispatchRun(h, seq, fresh_run, count);
@@ -976,7 +968,6 @@ void Scheduler::CancelSession(uint64_t session_id) {
                  session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
                  u.unsliceable, u.device_ns / 1e6, u.behind_slices);
     if (on_device_ == &it->second) on_device_ = nullptr;
-    if (turn_ == &it->second) turn_ = nullptr;
     tenants_.erase(it);
   }
   // What the soak watches (scripts/soak_vanishing_clients.sh): none of these may grow with

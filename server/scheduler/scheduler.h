@@ -52,8 +52,8 @@ struct SchedulerOptions {
   Policy policy = Policy::Fair;
   double alpha = 2.0;  // split: slices per active tenant
   // fair: how much device time one best-effort tenant's turn lasts before another waiting
-  // best-effort tenant gets the device (a run is stopped; slices are at most 2 ms each, and
-  // the tenant keeps the device until it is this far ahead of the next).
+  // best-effort tenant gets the device (a run is stopped then; slices are at most 2 ms each,
+  // and the tenant with the least weighted device time goes next).
   double quantum_us = 8000.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time.
@@ -215,8 +215,6 @@ class Scheduler {
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
   // charged for the overlap).
   const TenantState* on_device_ = nullptr;          // GUARDED_BY(mu_)
-  // The best-effort tenant whose turn it is: it keeps the device until a quantum ahead.
-  TenantState* turn_ = nullptr;                      // GUARDED_BY(mu_)
   std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
   // The dispatcher's next timed look (the quantum of the run on the device ends).
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)

@@ -810,7 +810,7 @@ void FakeBackend::RunUntilIdle(uint64_t until_ns, int quiet_ms) {
     // launch's next run follows the completion of its last one).
     std::unique_lock lk(mu_);
     const uint64_t seen = enqueued_;
-    if (!cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return enqueued_ != seen; })) return;
+    if (!cv_.wait_for(lk, std::chrono::milliseconds(400), [&] { return enqueued_ != seen; })) return;
   }
 }
 

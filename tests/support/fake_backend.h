@@ -85,7 +85,7 @@ class FakeBackend : public server::Backend {
   // Steps until no kernel is left, or until the clock reaches `until_ns`. Between steps it
   // lets the other threads react (the scheduler's dispatcher puts the next slice on the
   // device after a completion): it returns only after `quiet_ms` with no new command.
-  void RunUntilIdle(uint64_t until_ns = UINT64_MAX, int quiet_ms = 3);
+  void RunUntilIdle(uint64_t until_ns = UINT64_MAX, int quiet_ms = 10);
   // Waits (real time, up to `timeout_ms`) until `pred(launches)` holds.
   bool WaitFor(const std::function<bool(const std::vector<LaunchRecord>&)>& pred,
                int timeout_ms = 2000);
