@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "client/enqueue_common.h"
+#include "client/enqueue_shared.h"
 
 namespace rgpu::client {
 
@@ -111,6 +112,14 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
                   void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
   Command c;
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
+  if (blocking && UseShared(q, size, /*read=*/true)) {
+    cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
+    const cl_int rc = ReadShared(q, m, off, size, ptr, n, list, c.event_id);
+    ReadLanded(e, nullptr, rc == CL_SUCCESS ? CL_COMPLETE : rc, e->read_into);
+    if (event) *event = e;
+    else Drop(e);
+    return rc;
+  }
   c.w.u64(m->id);
   c.w.u64(off);
   c.w.u64(size);
@@ -149,6 +158,11 @@ cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
   // The data is copied now, so what the application wrote must be there: earlier reads into
   // this memory have to land first.
   WaitHostReads(q, n, list, RangeOf(ptr, size));
+  if (UseShared(q, size, /*read=*/false)) {
+    if (cl_int rc = WriteShared(q, m, off, size, ptr, n, list, c.event_id); rc != CL_SUCCESS) return rc;
+    Finish(c, CL_COMMAND_WRITE_BUFFER, event);
+    return CL_SUCCESS;
+  }
   c.w.u64(m->id);
   c.w.u64(off);
   c.w.u64(size);
