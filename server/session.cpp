@@ -1356,12 +1356,16 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   // no hand-off to the completion thread, none to the outbox's writer.
   const bool inline_read = dst && (h.flags & proto::kFlagWaiting) && size <= kInlineReadMax &&
                            CanWaitInline();
+  // A large read that does not wait inline goes out piece by piece as the device reads it.
+  const bool pipelined = op == Op::ReadBuffer && dst && !inline_read && (*q)->in_order &&
+                         size >= 2 * kReadPiece;
   switch (op) {
     case Op::WriteBuffer:
       ev = bk.Write(queue, ma, off_a, blob, waits);
       break;
     case Op::ReadBuffer:
-      ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
+      if (pipelined) ev = PipelinedRead(h, queue, ma, off_a, dst, waits);
+      else ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
       break;
     case Op::CopyBuffer:
       ev = bk.Copy(queue, ma, mb, off_a, off_b, size, waits);
@@ -1466,7 +1470,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   // Backpressure (WaitForRoom) counts what the device has not finished.
   TrackUnfinished(*ev);
 
-  if (dst) {
+  if (dst && !pipelined) {
     // The answer's bytes count against the outbox bound from now until they are sent.
     outbox_->Reserve(dst->size());
     auto out = outbox_;
