@@ -154,6 +154,26 @@ TEST(Shared, TransfersGatedOnAUserEventFinish) {
   clReleaseMemObject(m);
 }
 
+// A write larger than all write slots, gated on a user event this same thread sets only after
+// the write has returned: rgpud must give the slots back without waiting for the device, or
+// the write never returns.
+TEST(Shared, AWriteGatedOnThisThreadsUserEventReturns) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t size = 7 * kSlot + 1;
+  cl_int err;
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  cl_event gate = clCreateUserEvent(cl.ctx, &err);
+  const auto data = Random(size, 13);
+  ASSERT_EQ(clEnqueueWriteBuffer(cl.q, m, CL_FALSE, 0, size, data.data(), 1, &gate, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(data, back);
+  clReleaseEvent(gate);
+  clReleaseMemObject(m);
+}
+
 // Several threads, each with its own queue, move data at once through the one region.
 TEST(Shared, ThreadsShareTheRegion) {
   Cl cl;
