@@ -14,7 +14,11 @@ using proto::Op;
 using proto::Writer;
 
 namespace {
-constexpr size_t kSharedMinBytes = 64 * 1024;
+// Below these, the socket does as well: a write returns once its bytes are in the socket,
+// where a shared write may wait for room the device has not yet given back; a read pays one
+// round trip either way.
+constexpr size_t kSharedMinWrite = 256 * 1024;
+constexpr size_t kSharedMinRead = 64 * 1024;
 
 std::vector<uint8_t> SlotRequest(cl_command_queue q, cl_mem m, size_t chunk, size_t chunks,
                                  uint64_t event_id, cl_uint n, const cl_event* list, size_t at,
@@ -33,7 +37,7 @@ std::vector<uint8_t> SlotRequest(cl_command_queue q, cl_mem m, size_t chunk, siz
 
 bool UseShared(cl_command_queue q, size_t size, bool read) {
   Connection& conn = q->conn();
-  if (size < kSharedMinBytes || !conn.shared()) return false;
+  if (size < (read ? kSharedMinRead : kSharedMinWrite) || !conn.shared()) return false;
   // Out-of-order queues would need every slot's event joined: the socket takes those.
   if (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) return false;
   // A read holds the read slots until the device answers; with a user event unset, that
@@ -51,10 +55,9 @@ cl_int WriteShared(cl_command_queue q, cl_mem m, size_t off, size_t size, const 
   for (size_t i = 0; i < chunks; ++i) {
     const size_t at = i * SharedRegion::kSlotBytes;
     const size_t len = std::min<size_t>(SharedRegion::kSlotBytes, size - at);
-    const SharedRegion::Slot slot = region.NextWriteSlot();
-    if (!region.WaitFree(slot, [&] { return conn.alive(); })) return CL_OUT_OF_RESOURCES;
+    SharedRegion::Slot slot;
+    if (!region.LendForWrite(len, [&] { return conn.alive(); }, &slot)) return CL_OUT_OF_RESOURCES;
     std::memcpy(slot.p, src + at, len);
-    region.Lend(slot);
     auto body = SlotRequest(q, m, i, chunks, event_id, n, list, off + at, len, slot.off);
     if (!conn.SendShared(Op::WriteBuffer, body, proto::kFlagShared, false).ok()) return CL_OUT_OF_RESOURCES;
   }

@@ -47,33 +47,33 @@ SharedRegion::Slot SharedRegion::SlotAt(size_t index) const {
   return Slot{off, base_ + off};
 }
 
-SharedRegion::Slot SharedRegion::NextWriteSlot() {
-  const size_t i = next_write_;
-  next_write_ = (next_write_ + 1) % kSlotsPerDirection;
-  return SlotAt(i);
-}
-
 SharedRegion::Slot SharedRegion::ReadSlot(size_t i) { return SlotAt(kSlotsPerDirection + i % kSlotsPerDirection); }
 
-void SharedRegion::Lend(const Slot& s) {
-  proto::SharedBusyWord(base_, s.off)->store(1, std::memory_order_relaxed);
-}
-
-bool SharedRegion::WaitFree(const Slot& s, const std::function<bool()>& alive) {
-  auto* busy = proto::SharedBusyWord(base_, s.off);
+bool SharedRegion::LendForWrite(size_t len, const std::function<bool()>& alive, Slot* slot) {
+  const size_t granules = (len + proto::kSharedGranule - 1) / proto::kSharedGranule;
+  if (next_granule_ + granules > kWriteGranules) next_granule_ = 0;  // pieces never wrap
+  const uint64_t off = proto::kSharedHeader + next_granule_ * proto::kSharedGranule;
   auto* gen = proto::SharedGeneration(base_);
-  for (int spins = 0;; ++spins) {
-    const uint32_t seen = gen->load(std::memory_order_acquire);
-    if (busy->load(std::memory_order_acquire) == 0) return true;
-    if (!alive()) return false;
-    if (spins < 64) {
-      std::this_thread::yield();
-      continue;
+  for (size_t g = 0; g < granules; ++g) {
+    auto* busy = proto::SharedBusyWord(base_, off + g * proto::kSharedGranule);
+    for (int spins = 0;; ++spins) {
+      const uint32_t seen = gen->load(std::memory_order_acquire);
+      if (busy->load(std::memory_order_acquire) == 0) break;
+      if (!alive()) return false;
+      if (spins < 64) {
+        std::this_thread::yield();
+        continue;
+      }
+      // rgpud bumps the generation and wakes us after every release; the timeout only
+      // bounds how late we notice a connection that died meanwhile.
+      proto::SharedWait(gen, seen, 50);
     }
-    // rgpud bumps the generation and wakes us after every release; the timeout only
-    // bounds how late we notice a connection that died meanwhile.
-    proto::SharedWait(gen, seen, 50);
   }
+  for (size_t g = 0; g < granules; ++g)
+    proto::SharedBusyWord(base_, off + g * proto::kSharedGranule)->store(1, std::memory_order_relaxed);
+  next_granule_ += granules;
+  *slot = Slot{off, base_ + off};
+  return true;
 }
 
 }  // namespace rgpu::client

@@ -1,9 +1,10 @@
 // The client's end of a shared bulk region (proto/shared_region.h, docs/protocol.md
 // "Shared memory"): a sealed memfd, mapped here and, after AttachShared, in rgpud.
 //
-// Its data area is cut into slots of kSlotBytes: the first half of them carry writes, the
-// second half reads, each half used round robin by one transfer at a time (write_mu /
-// read_mu), so that a write never waits behind a read that waits for the device.
+// Its data area has two halves, each used by one transfer at a time (write_mu / read_mu), so
+// that a write never waits behind a read that waits for the device. Writes take as many
+// granules (proto::kSharedGranule, 1 MiB) of their half as a piece needs, round robin, so
+// that many small writes can be in flight at once; reads use slots of kSlotBytes.
 #pragma once
 
 #include <cstddef>
@@ -37,23 +38,23 @@ class SharedRegion {
     uint64_t off;  // offset in the region, as requests name it
     uint8_t* p;
   };
-  // The next slot of each direction (round robin); callers hold write_mu / read_mu.
-  Slot NextWriteSlot();
+  // Room for a write piece of `len` <= kSlotBytes bytes: the next granules of the write half
+  // that rgpud has given back, marked lent (rgpud clears them when it is done with them).
+  // Waits for them; false once `alive()` says the connection died. Holds write_mu.
+  bool LendForWrite(size_t len, const std::function<bool()>& alive, Slot* slot);
+  // Read slot i (of kSlotsPerDirection, round robin); callers hold read_mu.
   Slot ReadSlot(size_t i);
-  // Waits until rgpud gave a write slot back; false once `alive()` says the connection died.
-  bool WaitFree(const Slot& s, const std::function<bool()>& alive);
-  // Marks a write slot as lent to a request (rgpud clears it when done).
-  void Lend(const Slot& s);
 
   std::mutex write_mu, read_mu;
 
  private:
   SharedRegion(int fd, uint8_t* base, uint64_t size) : fd_(fd), base_(base), size_(size) {}
   Slot SlotAt(size_t index) const;
+  static constexpr size_t kWriteGranules = kSlotsPerDirection * kSlotBytes / (size_t{1} << 20);
   int fd_;
   uint8_t* base_;
   uint64_t size_;
-  size_t next_write_ = 0;  // GUARDED_BY(write_mu)
+  size_t next_granule_ = 0;  // GUARDED_BY(write_mu): where the next write piece starts
 };
 
 }  // namespace rgpu::client

@@ -4,7 +4,8 @@
 //
 //   [0, 4)                     u32 generation: the server adds 1 after every release
 //   [64 + 4 g, 68 + 4 g)       u32 busy word of granule g: the client sets 1 when it lends the
-//                              granule's slot to a request, the server stores 0 when it is done
+//                              granule to a write, the server stores 0 when it is done with
+//                              every granule the write's range touches
 //   [kSharedHeader, size)      data: requests name (offset, length) ranges here
 //
 // The words are the only thing the server writes outside the ranges requests name, and it

@@ -87,7 +87,7 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   std::shared_ptr<SharedRegion> region = shared_;
   // The client waits for a written slot to come back: it does whatever happens to the command.
   auto fail = [&](const Status& s) {
-    if (write) region->Release(region_off);
+    if (write) region->Release(region_off, size);
     return CommandFailed(h, queue_id, event_id, s);
   };
   auto q = Lookup(queue_id, ObjType::Queue);
@@ -110,14 +110,14 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   if (write && CanWaitInline()) {
     // The device reads the slot itself; it goes back to the client when the copy is done.
     ev = bk.WriteFrom(queue, mem, offset, size, *at, region, waits);
-    if (ev.ok()) bk.OnComplete(*ev, [region, region_off](int32_t) { region->Release(region_off); });
+    if (ev.ok()) bk.OnComplete(*ev, [region, region_off, size](int32_t) { region->Release(region_off, size); });
   } else if (write) {
     // A user event of this session is unset, so the write may wait on the client itself:
     // copy the slot out and give it back now, so the client never waits on itself.
     Bytes copy = server_->buffers().Acquire(size);
     copy->resize(size);
     std::memcpy(copy->data(), *at, size);
-    region->Release(region_off);
+    region->Release(region_off, size);
     ev = bk.Write(queue, mem, offset, copy, waits);
   } else {
     const bool inline_read = (h.flags & proto::kFlagWaiting) && CanWaitInline();
@@ -134,7 +134,7 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   }
   if (!ev.ok()) {
     // A failed write was given back above (copy) or never lent to the device (WriteFrom).
-    if (write && CanWaitInline()) region->Release(region_off);
+    if (write && CanWaitInline()) region->Release(region_off, size);
     return CommandFailed(h, queue_id, event_id, ev.status());
   }
   shared_bytes_ += size;

@@ -51,9 +51,11 @@ Result<uint8_t*> SharedRegion::Range(uint64_t off, uint64_t len) {
   return base_ + off;
 }
 
-void SharedRegion::Release(uint64_t off) {
-  // `off` was checked by Range when the request was decoded.
-  proto::SharedBusyWord(base_, off)->store(0, std::memory_order_release);
+void SharedRegion::Release(uint64_t off, uint64_t len) {
+  // [off, off + len) was checked by Range when the request was decoded.
+  for (uint64_t g = off; g < off + len; g += proto::kSharedGranule)
+    proto::SharedBusyWord(base_, g)->store(0, std::memory_order_release);
+  proto::SharedBusyWord(base_, off + len - 1)->store(0, std::memory_order_release);
   auto* gen = proto::SharedGeneration(base_);
   gen->fetch_add(1, std::memory_order_release);
   proto::SharedWake(gen);

@@ -25,9 +25,9 @@ class SharedRegion {
 
   // The data at [off, off + len): inside the data area and not empty, or a protocol error.
   Result<uint8_t*> Range(uint64_t off, uint64_t len);
-  // The request that lent the slot starting at `off` is done with it: clears its busy word
-  // and wakes a client waiting for a free slot. Any thread.
-  void Release(uint64_t off);
+  // The request that lent [off, off + len) is done with it: clears the busy word of every
+  // granule it touches and wakes a client waiting for room. Any thread.
+  void Release(uint64_t off, uint64_t len);
   uint64_t size() const { return size_; }
 
  private:
