@@ -1348,23 +1348,24 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     if (!b.ok()) return fail(b.status());
     mb = *b;
   }
-  if (op == Op::ReadBuffer || op == Op::ReadBufferRect) {
+  // A large read that does not wait inline (none that large does) goes out piece by piece as
+  // the device reads it (Session::PipelinedRead), from buffers of its own.
+  const bool pipelined = op == Op::ReadBuffer && (*q)->in_order && size >= 2 * kReadPiece;
+  if ((op == Op::ReadBuffer && !pipelined) || op == Op::ReadBufferRect) {
     dst = server_->buffers().Acquire(size);
     dst->resize(size);
   }
+  static_assert(2 * kReadPiece > kInlineReadMax);
   // A client blocked on a small read gets it from this thread as soon as the device is done:
   // no hand-off to the completion thread, none to the outbox's writer.
   const bool inline_read = dst && (h.flags & proto::kFlagWaiting) && size <= kInlineReadMax &&
                            CanWaitInline();
-  // A large read that does not wait inline goes out piece by piece as the device reads it.
-  const bool pipelined = op == Op::ReadBuffer && dst && !inline_read && (*q)->in_order &&
-                         size >= 2 * kReadPiece;
   switch (op) {
     case Op::WriteBuffer:
       ev = bk.Write(queue, ma, off_a, blob, waits);
       break;
     case Op::ReadBuffer:
-      if (pipelined) ev = PipelinedRead(h, queue, ma, off_a, dst, waits);
+      if (pipelined) ev = PipelinedRead(h, queue, ma, off_a, size, waits);
       else ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
       break;
     case Op::CopyBuffer:
@@ -1470,7 +1471,7 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   // Backpressure (WaitForRoom) counts what the device has not finished.
   TrackUnfinished(*ev);
 
-  if (dst && !pipelined) {
+  if (dst) {
     // The answer's bytes count against the outbox bound from now until they are sent.
     outbox_->Reserve(dst->size());
     auto out = outbox_;

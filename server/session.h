@@ -185,7 +185,7 @@ class Session {
   // the device; returns the last piece's event (the command's).
   static constexpr size_t kReadPiece = size_t{4} << 20;
   Result<BkEvent*> PipelinedRead(const proto::FrameHeader& h, BkQueue* queue, BkMem* mem,
-                                 size_t offset, Bytes dst, std::span<BkEvent* const> waits);
+                                 size_t offset, size_t size, std::span<BkEvent* const> waits);
   // The largest region this connection may attach: 0 unless it is a Unix socket.
   uint64_t SharedCap() const;
   // Looks up an image (a memory object made by CreateImage) or, with `image` false, a buffer.
