@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -209,6 +210,10 @@ int Bench::Run() {
   PrepareVendors();
   json doc;
   doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
+  // RGPU_SHM=0 (inherited by the workers) sends the Unix socket client's bulk data through
+  // the socket instead of a shared region: the rgpu unix columns mean different paths.
+  const char* shm = std::getenv("RGPU_SHM");
+  doc["environment"]["rgpu_shm"] = shm && std::string(shm) == "0" ? "off" : "on";
   json probe = Worker("probe", {{"kind", "probe"}}, native_vendors_.string());
   if (probe.contains("error")) throw std::runtime_error("probe failed: " + probe["error"].get<std::string>());
   // The device measured: the named platform, else the first GPU, else the CPU platform.
@@ -472,7 +477,10 @@ std::string Markdown(const json& doc) {
      << " CPUs, " << env["host"]["kernel"].get<std::string>() << " |\n";
   md << "| options | " << (opt_.quick ? "--quick, " : "") << opt_.iterations << " round trips, "
      << opt_.async_launches << " async launches, transfers up to " << Bytes(sizes_.back())
-     << ", local CPU = " << opt_.cpu_platform << " |\n\n";
+     << ", local CPU = " << opt_.cpu_platform << " |\n";
+  md << "| rgpu unix bulk data | "
+     << (env.value("rgpu_shm", "on") == "off" ? "through the socket (RGPU_SHM=0)" : "through a shared region")
+     << " |\n\n";
 
   const char* cols[] = {"native", "rgpu_unix", "rgpu_tcp"};
   const char* names[] = {"native", "rgpu unix", "rgpu tcp"};

@@ -59,8 +59,12 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   c->stream_ = std::move(stream.value());
   // Bound the handshake too: a server that accepts but never answers must not hang us.
   c->stream_->SetRecvTimeout(timeout);
-  Status s = c->Handshake(token);
+  // Shared memory only where the server is on this host (a Unix socket), unless RGPU_SHM=0.
+  const char* shm = std::getenv("RGPU_SHM");
+  const bool want_shared = addr->is_unix && !(shm && std::string(shm) == "0");
+  Status s = c->Handshake(token, want_shared);
   if (!s.ok()) return s;
+  if (c->shared_cap_ > 0) c->AttachShared(c->shared_cap_);
   c->stream_->SetRecvTimeout(std::chrono::milliseconds(0));
   c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
   c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
@@ -100,12 +104,12 @@ uint32_t SpinLimitUs() {
   return limit;
 }
 
-Status Connection::Handshake(const std::string& token) {
+Status Connection::Handshake(const std::string& token, bool want_shared) {
   std::vector<uint8_t> body;
   Writer w(&body);
   w.u32(proto::kMagic);
   w.u16(proto::kVersion);
-  w.u16(proto::kFeatureHeartbeat);
+  w.u16(proto::kFeatureHeartbeat | (want_shared ? proto::kFeatureShared : 0));
   w.str(token);
   char exe[256] = {0};
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -157,9 +161,86 @@ Status Connection::Handshake(const std::string& token) {
     heartbeat_interval_ = std::chrono::milliseconds(std::max<uint32_t>(interval_ms, 50));
     peer_timeout_ = std::chrono::milliseconds(std::max<uint32_t>(timeout_ms, 200));
   }
+  // A server that knows shared regions says how large one may be; an older one says nothing.
+  if (want_shared && r.ok() && r.remaining() >= 8) shared_cap_ = r.u64();
   if (!r.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "malformed Hello reply");
   quota_left_ = quota == UINT64_MAX ? INT64_MAX : static_cast<int64_t>(std::min<uint64_t>(quota, INT64_MAX));
   return Status::Ok();
+}
+
+void Connection::AttachShared(uint64_t server_cap) {
+  const bool debug = std::getenv("RGPU_DEBUG") != nullptr;
+  auto region = SharedRegion::Create();
+  if (!region.ok() || (*region)->size() > server_cap) {
+    if (debug)
+      std::fprintf(stderr, "rgpu: no shared memory with %s: %s\n", address_.c_str(),
+                   region.ok() ? "the server takes smaller regions" : region.status().message().c_str());
+    return;
+  }
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  w.u64((*region)->size());
+  uint8_t hdr[proto::kHeaderSize];
+  proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(body.size()),
+                                  static_cast<uint16_t>(Op::AttachShared), 0,
+                                  next_tag_.fetch_add(1) + 1},
+                      hdr);
+  iovec iov[2] = {{hdr, sizeof(hdr)}, {body.data(), body.size()}};
+  Status s = stream_->SendWithFd(iov, 2, (*region)->fd());
+  FrameHeader h;
+  std::vector<uint8_t> rb;
+  if (s.ok()) s = stream_->RecvFrame(&h, &rb, 1 << 20);
+  if (s.ok() && (h.op != static_cast<uint16_t>(Op::AttachShared) || !(h.flags & proto::kFlagReply)))
+    s = Status::Error(CL_DEVICE_NOT_AVAILABLE, "unexpected answer to AttachShared");
+  if (s.ok()) s = ParseReply(std::move(rb)).status;
+  if (!s.ok()) {
+    // Refused (another user namespace, a server that takes none): the socket carries it all.
+    if (debug) std::fprintf(stderr, "rgpu: no shared memory with %s: %s\n", address_.c_str(), s.message().c_str());
+    return;
+  }
+  (*region)->CloseFd();  // rgpud holds its own mapping now
+  shared_ = std::move(region.value());
+}
+
+struct Connection::Ticket {
+  std::shared_ptr<Pending> pending;
+  uint64_t tag = 0;
+};
+
+Result<std::shared_ptr<Connection::Ticket>> Connection::SendShared(Op op, const std::vector<uint8_t>& body,
+                                                                  uint16_t flags, bool reply) {
+  auto t = std::make_shared<Ticket>();
+  if (reply) {
+    t->pending = std::make_shared<Pending>();
+    t->tag = next_tag_.fetch_add(1) + 1;
+  }
+  {
+    std::lock_guard lk(mu_);
+    if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost: " + fail_reason_);
+    if (reply) pending_[t->tag] = t->pending;
+  }
+  // Written out now: the region's slot is waiting for rgpud to take it.
+  std::lock_guard wl(write_mu_);
+  {
+    std::lock_guard lk(buf_mu_);
+    AppendFrame(op, t->tag, body.data(), body.size(), nullptr, 0, flags);
+  }
+  if (Status s = WriteOut(); !s.ok()) return s;
+  return t;
+}
+
+Reply Connection::Await(const std::shared_ptr<Ticket>& t) {
+  auto& p = t->pending;
+  SpinBriefly([&] { return p->done.load(std::memory_order_acquire) || !alive_; });
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return p->done.load() || !alive_; });
+  pending_.erase(t->tag);
+  if (!p->done) {
+    Reply failed;
+    failed.status = Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost: " + fail_reason_);
+    return failed;
+  }
+  return std::move(p->reply);
 }
 
 void Connection::AppendFrame(Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/shared_region.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 
@@ -111,13 +112,29 @@ class Connection {
   // Writes out everything queued so far.
   Status Flush();
 
+  // Shared memory for bulk data (client/shared_region.h): present when the connection is a
+  // Unix socket, RGPU_SHM is not 0 and rgpud mapped the region; null otherwise.
+  SharedRegion* shared() const { return shared_.get(); }
+  // Writes out a request whose data is in the shared region (flags: proto::kFlagShared and
+  // maybe kFlagWaiting). With `reply` it is tagged and its answer is awaited with Await.
+  struct Ticket;
+  Result<std::shared_ptr<Ticket>> SendShared(proto::Op op, const std::vector<uint8_t>& body,
+                                             uint16_t flags, bool reply);
+  Reply Await(const std::shared_ptr<Ticket>& t);
+  // User events created and not yet set: while any is, a read could wait on this process's
+  // own later call, so reads do not tie up the shared region (client/enqueue_shared.cpp).
+  std::atomic<int> unset_user_events{0};
+
   // Unsolicited notifications (event completion, asynchronous errors) go to these.
   std::function<void(uint64_t event_id, int32_t status)> on_event_done;
   std::function<void(uint16_t op, uint64_t id, int32_t code, const std::string& msg)> on_async_error;
 
  private:
   Connection() = default;
-  Status Handshake(const std::string& token);
+  Status Handshake(const std::string& token, bool want_shared);
+  // Creates the shared region and passes it to rgpud (AttachShared); on any refusal the
+  // connection goes on without it.
+  void AttachShared(uint64_t server_cap);
   void ReceiveLoop();
   void FlushLoop();
   // With a server that speaks Heartbeat: sends one when nothing was sent for the interval
@@ -159,6 +176,8 @@ class Connection {
   std::unordered_map<uint64_t, std::shared_ptr<Pending>> pending_;  // GUARDED_BY(mu_)
 
   std::chrono::milliseconds heartbeat_interval_{0}, peer_timeout_{0};  // 0: not spoken
+  uint64_t shared_cap_ = 0;  // the largest shared region the server takes (0: none)
+  std::unique_ptr<SharedRegion> shared_;
   std::condition_variable watch_cv_;  // with buf_mu_: wakes WatchLoop to stop
 
   std::thread receiver_;

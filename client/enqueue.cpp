@@ -1,8 +1,10 @@
 // Every clEnqueue*. Non-blocking commands are queued on the connection and return at once:
 // the event id is ours, the server resolves wait lists, and nothing waits for the network.
+#include <algorithm>
 #include <cstdlib>
 
 #include "client/enqueue_common.h"
+#include "client/enqueue_shared.h"
 
 namespace rgpu::client {
 
@@ -111,6 +113,14 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
                   void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
   Command c;
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
+  if (blocking && UseShared(q, size, /*read=*/true)) {
+    cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
+    const cl_int rc = ReadShared(q, m, off, size, ptr, n, list, c.event_id);
+    ReadLanded(e, nullptr, rc == CL_SUCCESS ? CL_COMPLETE : rc, e->read_into);
+    if (event) *event = e;
+    else Drop(e);
+    return rc;
+  }
   c.w.u64(m->id);
   c.w.u64(off);
   c.w.u64(size);
@@ -137,6 +147,31 @@ cl_int EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t 
   return ReadBuffer(q, m, blocking, off, size, ptr, n, list, event);
 }
 
+namespace {
+// Over the socket, a large write on an in-order queue goes as several WriteBuffer commands of
+// kWritePiece each: rgpud hands each to the device as soon as it has arrived, while the next
+// one is still on the wire (issue 12, outcome 3). The first carries the wait list, the last
+// the command's event; the queue being in order, the last completing means all have.
+constexpr size_t kWritePiece = size_t{4} << 20;
+
+cl_int WritePieces(cl_command_queue q, cl_mem m, size_t off, size_t size, const void* ptr,
+                   cl_uint n, const cl_event* list, uint64_t event_id) {
+  const auto* src = static_cast<const uint8_t*>(ptr);
+  const size_t pieces = (size + kWritePiece - 1) / kWritePiece;
+  for (size_t i = 0; i < pieces; ++i) {
+    const size_t at = i * kWritePiece, len = std::min(kWritePiece, size - at);
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    PutCommandHeader(w, q, i + 1 == pieces ? event_id : 0, i == 0 ? n : 0, i == 0 ? list : nullptr);
+    w.u64(m->id);
+    w.u64(off + at);
+    w.u64(len);
+    if (!q->conn().Send(Op::WriteBuffer, body, src + at, len).ok()) return CL_OUT_OF_RESOURCES;
+  }
+  return CL_SUCCESS;
+}
+}  // namespace
+
 cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, size_t size,
                           const void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
   Command c;
@@ -149,6 +184,14 @@ cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
   // The data is copied now, so what the application wrote must be there: earlier reads into
   // this memory have to land first.
   WaitHostReads(q, n, list, RangeOf(ptr, size));
+  const bool in_order = !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  if (UseShared(q, size, /*read=*/false) || (in_order && size >= 2 * kWritePiece)) {
+    const cl_int rc = UseShared(q, size, false) ? WriteShared(q, m, off, size, ptr, n, list, c.event_id)
+                                                : WritePieces(q, m, off, size, ptr, n, list, c.event_id);
+    if (rc != CL_SUCCESS) return rc;
+    Finish(c, CL_COMMAND_WRITE_BUFFER, event);
+    return CL_SUCCESS;
+  }
   c.w.u64(m->id);
   c.w.u64(off);
   c.w.u64(size);

@@ -281,6 +281,7 @@ cl_event CreateUserEvent(cl_context ctx, cl_int* err) {
   Writer w(&body);
   w.u64(e->id);
   w.u64(ctx->id);
+  ++ctx->conn->unset_user_events;
   ctx->conn->Send(Op::CreateUserEvent, body);
   SetErr(err, CL_SUCCESS);
   return e;
@@ -297,6 +298,7 @@ cl_int SetUserEventStatus(cl_event e, cl_int status) {
     if (e->local_status <= 0) return CL_INVALID_OPERATION;
     e->local_status = status;
   }
+  --e->conn().unset_user_events;
   e->cv.notify_all();
   std::vector<uint8_t> body;
   Writer w(&body);

@@ -73,7 +73,67 @@ Result<Address> ParseAddress(const std::string& text_in, uint16_t default_port) 
 }
 
 Stream::~Stream() {
+  if (received_fd_ >= 0) ::close(received_fd_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+ssize_t Stream::RecvKeepingFd(void* buf, size_t n) {
+  iovec iov{buf, n};
+  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  const ssize_t got = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+  if (got < 0 || msg.msg_controllen == 0) return got;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (received_fd_ < 0) received_fd_ = fd;
+      else ::close(fd);
+    }
+  }
+  // Descriptors beyond `control`'s room were closed by the kernel (MSG_CTRUNC): nothing leaks.
+  return got;
+}
+
+int Stream::TakeReceivedFd() {
+  const int fd = received_fd_;
+  received_fd_ = -1;
+  return fd;
+}
+
+Status Stream::SendWithFd(const struct iovec* iov, int iovcnt, int fd) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov);
+  msg.msg_iovlen = iovcnt;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  size_t total = 0;
+  for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+  ssize_t n;
+  do n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return Status::Error(-5, std::string("sendmsg with a descriptor: ") + std::strerror(errno));
+  CountSent(static_cast<size_t>(n));
+  if (static_cast<size_t>(n) == total) return Status::Ok();
+  // The descriptor went with the first byte; the rest is ordinary data.
+  std::vector<uint8_t> rest;
+  for (int i = 0; i < iovcnt; ++i)
+    rest.insert(rest.end(), static_cast<const uint8_t*>(iov[i].iov_base),
+                static_cast<const uint8_t*>(iov[i].iov_base) + iov[i].iov_len);
+  iovec tail{rest.data() + n, total - static_cast<size_t>(n)};
+  return SendAll(&tail, 1);
 }
 
 void Stream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
@@ -148,7 +208,7 @@ size_t Stream::TrySend(const struct iovec* iov, int iovcnt) {
 Status Stream::RecvAll(void* buf, size_t n) {
   auto* p = static_cast<uint8_t*>(buf);
   while (n > 0) {
-    ssize_t got = ::recv(fd_, p, n, 0);
+    ssize_t got = RecvKeepingFd(p, n);
     if (got == 0) return Status::Error(-5, "connection closed");
     if (got < 0) {
       if (errno == EINTR) continue;
@@ -163,7 +223,7 @@ Status Stream::RecvAll(void* buf, size_t n) {
 
 Result<size_t> Stream::RecvSome(void* buf, size_t max) {
   for (;;) {
-    ssize_t got = ::recv(fd_, buf, max, 0);
+    ssize_t got = RecvKeepingFd(buf, max);
     if (got > 0) {
       CountReceived(static_cast<size_t>(got));
       return static_cast<size_t>(got);

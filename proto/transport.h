@@ -46,6 +46,13 @@ class Stream {
   virtual size_t TrySend(const struct iovec* iov, int iovcnt);
   // A Recv that waits longer than `timeout` fails (0: wait for ever).
   virtual void SetRecvTimeout(std::chrono::milliseconds timeout);
+  // Sends `iov` with `fd` attached (SCM_RIGHTS): the peer receives a copy of the descriptor
+  // along with the first of these bytes. Unix sockets only.
+  Status SendWithFd(const struct iovec* iov, int iovcnt, int fd);
+  // A descriptor that arrived attached to received bytes (SCM_RIGHTS), or -1; the caller
+  // owns it. At most one is kept: more that arrive before it is taken are closed, so a
+  // client cannot make the server hold descriptors. Only the receiving thread may call this.
+  int TakeReceivedFd();
   // Sends one whole frame: header plus body (body may be split in two pieces).
   Status SendFrame(const FrameHeader& h, const void* a, size_t alen, const void* b = nullptr,
                    size_t blen = 0);
@@ -75,7 +82,10 @@ class Stream {
   int fd_;
 
  private:
+  // recv() that keeps a descriptor passed with the bytes (see TakeReceivedFd).
+  ssize_t RecvKeepingFd(void* buf, size_t n);
   std::atomic<uint64_t> received_{0}, sent_{0};
+  int received_fd_ = -1;  // the receiving thread's only
 };
 
 // TCP keepalive tuned so that the kernel gives up on a peer that stopped answering

@@ -34,6 +34,9 @@ enum FrameFlags : uint16_t {
   // the server may wait for the device on the connection's own thread (a hint; ignoring it
   // is correct).
   kFlagWaiting = 4,
+  // client -> server, on WriteBuffer and ReadBuffer after AttachShared succeeded: the data is
+  // in the client's shared region (proto/shared_region.h) instead of the frame.
+  kFlagShared = 8,
 };
 
 // Hello's `features` bits (the u16 after the version): what the client can do beyond
@@ -43,6 +46,10 @@ enum HelloFeatures : uint16_t {
   // Both sides send Heartbeat when they have sent nothing for the interval the server
   // names in its Hello reply, and take a peer silent for its timeout as dead.
   kFeatureHeartbeat = 1,
+  // The client can move bulk data through a shared memory region it passes with
+  // AttachShared (Unix sockets only); the server's Hello reply then says the largest region
+  // it takes (0: none on this connection).
+  kFeatureShared = 2,
 };
 
 // One list of ops; the numbers are part of the protocol and never reused.
@@ -50,6 +57,7 @@ enum HelloFeatures : uint16_t {
   X(Hello, 1)                       \
   X(Goodbye, 2)                     \
   X(Heartbeat, 3)                   \
+  X(AttachShared, 4)                \
   X(CreateContext, 10)              \
   X(CreateQueue, 11)                \
   X(CreateBuffer, 12)               \

@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
                  "session ends (heartbeats after a quarter of it; TCP keepalive tuned to it).")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--max-shared-bytes", opt.max_shared_bytes,
+                 "Largest shared-memory region a client on the Unix socket may pass for bulk "
+                 "transfers (docs/protocol.md, \"Shared memory\"); 0 turns it off.")
+      ->capture_default_str();
   bool hash_token = false;
   app.add_flag("--hash-token", hash_token,
                "Read a token from standard input, print its salted hash for a [[tenant]]'s "

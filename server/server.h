@@ -39,6 +39,9 @@ struct ServerOptions {
   uint32_t max_frame = proto::kMaxBody;
   size_t max_objects_per_session = 1 << 20;
   size_t max_staging_bytes = size_t{2} << 30;  // bytes one session may have in flight
+  // The largest shared bulk region (proto/shared_region.h) a client on the Unix socket may
+  // attach; 0 turns shared memory off. Host memory the client allocates, mapped by rgpud.
+  uint64_t max_shared_bytes = (uint64_t{64} << 20) + 4096;
   // Backpressure: a session's socket is not read while it has more commands than this
   // unfinished on the device, or more than max_outbox_bytes of answers not yet sent.
   size_t max_commands_in_flight = 1 << 16;

@@ -305,12 +305,14 @@ void Session::Serve() {
   }
   if (trace_) trace_->Log(id_);
   size_t objects = objects_.size();
+  const std::string shared_note =
+      shared_bytes_ ? ", " + std::to_string(shared_bytes_ >> 10) + " KiB through the shared region" : "";
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
   // Connections that never authenticated are counted by the gate, not logged one by one.
   spdlog::log(tenant() ? spdlog::level::info : spdlog::level::debug,
-              "session {} end: {} ({}), {} commands, {} objects released", id_, peer_, reason,
-              stats_.commands.load(), objects);
+              "session {} end: {} ({}), {} commands, {} objects released{}", id_, peer_, reason,
+              stats_.commands.load(), objects, shared_note);
   // Let the last answers (a Goodbye, say) go out, but never wait long on a client that
   // does not read.
   outbox_->Close();
@@ -417,8 +419,15 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
   if (const Tenant* t = tenant()) ++server_->Usage(t).commands;
   if (!hello_done_ && static_cast<Op>(h.op) != Op::Hello)
     return Status::Protocol("the first frame must be Hello");
-  // The only request flag: kFlagWaiting, on reads.
+  // The request flags: kFlagWaiting, on reads; kFlagShared, on WriteBuffer and ReadBuffer.
   const Op rop = static_cast<Op>(h.op);
+  if (h.flags & proto::kFlagShared) {
+    const uint16_t rest = h.flags & ~proto::kFlagShared;
+    if (!(rop == Op::WriteBuffer && rest == 0) &&
+        !(rop == Op::ReadBuffer && (rest == 0 || rest == proto::kFlagWaiting)))
+      return Status::Protocol("flags " + std::to_string(h.flags) + " not allowed on this request");
+    return EnqueueShared(h, r);
+  }
   if (h.flags != 0 && !(h.flags == proto::kFlagWaiting &&
                         (rop == Op::ReadBuffer || rop == Op::ReadBufferRect ||
                          rop == Op::ReadImage)))
@@ -427,6 +436,7 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
   switch (static_cast<Op>(h.op)) {
     case Op::Hello: return Hello(h, r);
     case Op::Goodbye: return Status::Ok();
+    case Op::AttachShared: return AttachShared(h, r);
     case Op::CreateContext: return CreateContext(r);
     case Op::CreateQueue: return CreateQueue(r);
     case Op::CreateBuffer: return CreateBuffer(r);
@@ -562,6 +572,7 @@ void Session::ReleaseAll() {
     }
   }
   staging_.reset();
+  shared_.reset();  // unmapped once the device commands still using it have completed
 }
 
 // ---------------------------------------------------------------- handlers
@@ -623,6 +634,8 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
     w.u32(static_cast<uint32_t>(server_->options().peer_timeout.count()));
     heartbeat_ = true;
   }
+  // The largest shared region this connection may attach (0: none: not a Unix socket).
+  if (features & proto::kFeatureShared) w.u64(SharedCap());
   Reply(h, Status::Ok(), f);
   return Status::Ok();
 }
@@ -1336,10 +1349,14 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
     if (!b.ok()) return fail(b.status());
     mb = *b;
   }
-  if (op == Op::ReadBuffer || op == Op::ReadBufferRect) {
+  // A large read that does not wait inline (none that large does) goes out piece by piece as
+  // the device reads it (Session::PipelinedRead), from buffers of its own.
+  const bool pipelined = op == Op::ReadBuffer && (*q)->in_order && size >= 2 * kReadPiece;
+  if ((op == Op::ReadBuffer && !pipelined) || op == Op::ReadBufferRect) {
     dst = server_->buffers().Acquire(size);
     dst->resize(size);
   }
+  static_assert(2 * kReadPiece > kInlineReadMax);
   // A client blocked on a small read gets it from this thread as soon as the device is done:
   // no hand-off to the completion thread, none to the outbox's writer.
   const bool inline_read = dst && (h.flags & proto::kFlagWaiting) && size <= kInlineReadMax &&
@@ -1349,7 +1366,8 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
       ev = bk.Write(queue, ma, off_a, blob, waits);
       break;
     case Op::ReadBuffer:
-      ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
+      if (pipelined) ev = PipelinedRead(h, queue, ma, off_a, size, waits);
+      else ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
       break;
     case Op::CopyBuffer:
       ev = bk.Copy(queue, ma, mb, off_a, off_b, size, waits);

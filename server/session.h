@@ -23,6 +23,7 @@
 #include "server/backend/backend.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/slicer.h"
+#include "server/shared_region.h"
 #include "server/tenant.h"
 
 namespace rgpu::server {
@@ -174,6 +175,19 @@ class Session {
   Status GetSupportedImageFormats(const proto::FrameHeader& h, proto::Reader& r);
   Status CreateSampler(proto::Reader& r);
   Status EnqueueImage(const proto::FrameHeader& h, proto::Reader& r);
+  // Shared bulk regions (server/session_shared.cpp): the client's memfd, and WriteBuffer /
+  // ReadBuffer requests whose data is in it (proto::kFlagShared).
+  Status AttachShared(const proto::FrameHeader& h, proto::Reader& r);
+  Status EnqueueShared(const proto::FrameHeader& h, proto::Reader& r);
+  // A large ReadBuffer over the socket on an in-order queue (server/session_bulk.cpp): read
+  // in pieces of kReadPiece, each sent as soon as the device has it, while the next is read.
+  // Answers the client itself (data, then the reply) unless it fails before any piece is on
+  // the device; returns the last piece's event (the command's).
+  static constexpr size_t kReadPiece = size_t{4} << 20;
+  Result<BkEvent*> PipelinedRead(const proto::FrameHeader& h, BkQueue* queue, BkMem* mem,
+                                 size_t offset, size_t size, std::span<BkEvent* const> waits);
+  // The largest region this connection may attach: 0 unless it is a Unix socket.
+  uint64_t SharedCap() const;
   // Looks up an image (a memory object made by CreateImage) or, with `image` false, a buffer.
   Result<Entry*> LookupMem(uint64_t id, bool image);
   // Whether a kernel argument value may go to the argument `index` of kernel `k`.
@@ -243,6 +257,8 @@ class Session {
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, Entry> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
+  std::shared_ptr<SharedRegion> shared_;  // the client's shared bulk region, if attached
+  uint64_t shared_bytes_ = 0;             // bytes moved through it (logged at the end)
   size_t unset_user_events_ = 0;     // user events created and not yet set
   struct Checkpoint {
     BkEvent* event;  // one reference

@@ -192,6 +192,13 @@ class Backend {
   // 7 us where a non-blocking one and a wait take several times that).
   virtual Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
                                 WaitList waits, bool blocking = false) = 0;
+  // Write and Read with host memory the caller owns (a client's shared region): `keep` is
+  // held until the command completes, so the memory outlives the copy.
+  virtual Result<BkEvent*> WriteFrom(BkQueue* q, BkMem* m, size_t offset, size_t size,
+                                     const void* src, std::shared_ptr<void> keep, WaitList waits) = 0;
+  virtual Result<BkEvent*> ReadInto(BkQueue* q, BkMem* m, size_t offset, size_t size, void* dst,
+                                    std::shared_ptr<void> keep, WaitList waits,
+                                    bool blocking = false) = 0;
   virtual Result<BkEvent*> Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off,
                                 size_t dst_off, size_t size, WaitList waits) = 0;
   virtual Result<BkEvent*> WriteRect(BkQueue* q, BkMem* m, const Rect& r, Bytes data,

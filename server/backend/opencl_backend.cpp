@@ -555,6 +555,28 @@ class OpenCLBackend final : public Backend {
     return Wrap<BkEvent>(ev);
   }
 
+  Result<BkEvent*> WriteFrom(BkQueue* q, BkMem* m, size_t offset, size_t size, const void* src,
+                             std::shared_ptr<void> keep, WaitList waits) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueWriteBuffer(Q(q), M(m), CL_FALSE, offset, size, src, w.size(),
+                                      w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueWriteBuffer");
+    OnComplete(Wrap<BkEvent>(ev), [keep = std::move(keep)](int32_t) {});
+    return Wrap<BkEvent>(ev);
+  }
+
+  Result<BkEvent*> ReadInto(BkQueue* q, BkMem* m, size_t offset, size_t size, void* dst,
+                            std::shared_ptr<void> keep, WaitList waits, bool blocking) override {
+    cl_event ev;
+    auto w = Waits(waits);
+    cl_int err = clEnqueueReadBuffer(Q(q), M(m), blocking ? CL_TRUE : CL_FALSE, offset, size, dst,
+                                     w.size(), w.empty() ? nullptr : w.data(), &ev);
+    if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBuffer");
+    if (!blocking) OnComplete(Wrap<BkEvent>(ev), [keep = std::move(keep)](int32_t) {});
+    return Wrap<BkEvent>(ev);
+  }
+
   Result<BkEvent*> Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off, size_t dst_off,
                         size_t size, WaitList waits) override {
     cl_event ev;

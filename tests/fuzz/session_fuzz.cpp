@@ -4,19 +4,25 @@
 //
 // Input: the first byte chooses the mode. Even: a valid Hello is sent first and the rest of
 // the input is the stream of requests that follows (so that mutations reach the handlers
-// behind the handshake). Odd: the rest of the input is the whole stream, Hello included.
+// behind the handshake); with bit 1 set as well, a shared region (a sealed memfd, as the ICD
+// passes one) is attached after the Hello, so that requests naming shared data reach their
+// handlers. Odd: the rest of the input is the whole stream, Hello included.
 //
 // Beyond the sanitizers, after every input the session must have released every backend
 // object and every byte charged to the tenant's quota.
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "proto/shared_region.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "server/server.h"
@@ -56,6 +62,30 @@ void WriteAll(int fd, const uint8_t* p, size_t n) {
   }
 }
 
+int g_region_fd = -1;
+constexpr uint64_t kRegionBytes = rgpu::proto::kSharedHeader + (8u << 20);
+
+// Passes the region to the session as the ICD does: AttachShared with the descriptor.
+void AttachRegion(int sock) {
+  std::vector<uint8_t> frame(proto::kHeaderSize);
+  proto::EncodeHeader(proto::FrameHeader{8, static_cast<uint16_t>(proto::Op::AttachShared), 0, 2},
+                      frame.data());
+  proto::Writer(&frame).u64(kRegionBytes);
+  iovec iov{frame.data(), frame.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &g_region_fd, sizeof(int));
+  if (::sendmsg(sock, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size())) std::abort();
+}
+
 [[noreturn]] void Leak(const char* what, long n) {
   std::fprintf(stderr, "session_fuzz: %ld %s left after the session ended\n", n, what);
   std::abort();
@@ -70,6 +100,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   opt.max_staging_bytes = 8 << 20;
   opt.max_outbox_bytes = 8 << 20;
   opt.max_objects_per_session = 4096;
+  g_region_fd = memfd_create("session_fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (g_region_fd < 0 || ftruncate(g_region_fd, kRegionBytes) != 0 ||
+      fcntl(g_region_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    std::abort();
   auto backend = std::make_unique<fake::FakeBackend>();
   g_backend = backend.get();
   g_server = new server::Server(opt, std::move(backend));
@@ -79,7 +113,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::vector<uint8_t> input;
-  if ((data[0] & 1) == 0) input = HelloFrame();
+  const bool with_hello = (data[0] & 1) == 0, with_region = (data[0] & 3) == 2;
+  if (with_hello && !with_region) input = HelloFrame();
   input.insert(input.end(), data + 1, data + size);
 
   int sv[2];
@@ -95,6 +130,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (::recv(fd, buf, sizeof(buf), 0) > 0) {
     }
   });
+  if (with_region) {
+    const auto hello = HelloFrame();
+    WriteAll(sv[1], hello.data(), hello.size());
+    AttachRegion(sv[1]);
+  }
   WriteAll(sv[1], input.data(), input.size());
   ::shutdown(sv[1], SHUT_WR);
   serve.join();

@@ -422,6 +422,30 @@ Result<BkEvent*> FakeBackend::Read(BkQueue* q, BkMem* m, size_t offset, size_t s
   return Enqueue(q, waits, std::move(c));
 }
 
+// Shared-region transfers: the fake touches every byte the session handed it, so that an
+// out-of-range pointer shows under ASan.
+Result<BkEvent*> FakeBackend::WriteFrom(BkQueue* q, BkMem* m, size_t offset, size_t size,
+                                        const void* src, std::shared_ptr<void> keep,
+                                        WaitList waits) {
+  if (!src || !keep) Broken("WriteFrom without memory");
+  if (!InBounds(offset, size, O(m, ObjType::Mem)->size))
+    return Bad(CL_INVALID_VALUE, "out of bounds");
+  volatile uint8_t sum = 0;
+  for (size_t i = 0; i < size; ++i) sum = sum + static_cast<const uint8_t*>(src)[i];
+  return Done(q, waits);
+}
+
+Result<BkEvent*> FakeBackend::ReadInto(BkQueue* q, BkMem* m, size_t offset, size_t size,
+                                       void* dst, std::shared_ptr<void> keep, WaitList waits,
+                                       bool blocking) {
+  (void)blocking;
+  if (!dst || !keep) Broken("ReadInto without memory");
+  if (!InBounds(offset, size, O(m, ObjType::Mem)->size))
+    return Bad(CL_INVALID_VALUE, "out of bounds");
+  std::memset(dst, 0x5a, size);
+  return Done(q, waits);
+}
+
 Result<BkEvent*> FakeBackend::Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off,
                                    size_t dst_off, size_t size, WaitList waits) {
   if (!InBounds(src_off, size, O(src, ObjType::Mem)->size) ||

@@ -136,6 +136,12 @@ class FakeBackend : public server::Backend {
   Result<server::BkEvent*> Read(server::BkQueue* q, server::BkMem* m, size_t offset, size_t size,
                                 server::Bytes dst, server::WaitList waits,
                                 bool blocking = false) override;
+  Result<server::BkEvent*> WriteFrom(server::BkQueue* q, server::BkMem* m, size_t offset,
+                                     size_t size, const void* src, std::shared_ptr<void> keep,
+                                     server::WaitList waits) override;
+  Result<server::BkEvent*> ReadInto(server::BkQueue* q, server::BkMem* m, size_t offset,
+                                    size_t size, void* dst, std::shared_ptr<void> keep,
+                                    server::WaitList waits, bool blocking = false) override;
   Result<server::BkEvent*> Copy(server::BkQueue* q, server::BkMem* src, server::BkMem* dst,
                                 size_t src_off, size_t dst_off, size_t size,
                                 server::WaitList waits) override;

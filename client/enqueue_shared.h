@@ -1,0 +1,20 @@
+// Buffer transfers through the shared region (client/enqueue_shared.cpp).
+#pragma once
+
+#include "client/enqueue_common.h"
+
+namespace rgpu::client {
+
+// Whether a transfer of `size` bytes on `q` goes through the shared region: the connection
+// has one, the transfer is large enough to gain from it, the queue is in order, and (reads)
+// no user event of the connection is unset.
+bool UseShared(cl_command_queue q, size_t size, bool read);
+// The data of a clEnqueueWriteBuffer, copied into slots and sent; returns once all of it is
+// copied (the application's memory is free again), as the socket path does.
+cl_int WriteShared(cl_command_queue q, cl_mem m, size_t off, size_t size, const void* ptr,
+                   cl_uint n, const cl_event* list, uint64_t event_id);
+// A blocking read: returns once every byte is in `ptr`, or the first error.
+cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* ptr, cl_uint n,
+                  const cl_event* list, uint64_t event_id);
+
+}  // namespace rgpu::client

@@ -1,0 +1,79 @@
+#include "client/shared_region.h"
+
+#include <CL/cl.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "proto/shared_region.h"
+
+namespace rgpu::client {
+
+Result<std::unique_ptr<SharedRegion>> SharedRegion::Create() {
+  static_assert(kSlotBytes % proto::kSharedGranule == 0);
+  const uint64_t size = proto::kSharedHeader + 2 * kSlotsPerDirection * kSlotBytes;
+  const int fd = memfd_create("rgpu-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return Status::Error(CL_OUT_OF_RESOURCES, std::string("memfd_create: ") + std::strerror(errno));
+  auto fail = [fd](const char* what) {
+    const std::string why = std::string(what) + ": " + std::strerror(errno);
+    ::close(fd);
+    return Status::Error(CL_OUT_OF_RESOURCES, why);
+  };
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("ftruncate");
+  // rgpud refuses a region that could shrink under it (its copies would fault).
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return fail("F_ADD_SEALS");
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return fail("mmap");
+  return std::unique_ptr<SharedRegion>(new SharedRegion(fd, static_cast<uint8_t*>(p), size));
+}
+
+SharedRegion::~SharedRegion() {
+  CloseFd();
+  munmap(base_, size_);
+}
+
+void SharedRegion::CloseFd() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+SharedRegion::Slot SharedRegion::SlotAt(size_t index) const {
+  const uint64_t off = proto::kSharedHeader + index * kSlotBytes;
+  return Slot{off, base_ + off};
+}
+
+SharedRegion::Slot SharedRegion::ReadSlot(size_t i) { return SlotAt(kSlotsPerDirection + i % kSlotsPerDirection); }
+
+bool SharedRegion::LendForWrite(size_t len, const std::function<bool()>& alive, Slot* slot) {
+  const size_t granules = (len + proto::kSharedGranule - 1) / proto::kSharedGranule;
+  if (next_granule_ + granules > kWriteGranules) next_granule_ = 0;  // pieces never wrap
+  const uint64_t off = proto::kSharedHeader + next_granule_ * proto::kSharedGranule;
+  auto* gen = proto::SharedGeneration(base_);
+  for (size_t g = 0; g < granules; ++g) {
+    auto* busy = proto::SharedBusyWord(base_, off + g * proto::kSharedGranule);
+    for (int spins = 0;; ++spins) {
+      const uint32_t seen = gen->load(std::memory_order_acquire);
+      if (busy->load(std::memory_order_acquire) == 0) break;
+      if (!alive()) return false;
+      if (spins < 64) {
+        std::this_thread::yield();
+        continue;
+      }
+      // rgpud bumps the generation and wakes us after every release; the timeout only
+      // bounds how late we notice a connection that died meanwhile.
+      proto::SharedWait(gen, seen, 50);
+    }
+  }
+  for (size_t g = 0; g < granules; ++g)
+    proto::SharedBusyWord(base_, off + g * proto::kSharedGranule)->store(1, std::memory_order_relaxed);
+  next_granule_ += granules;
+  *slot = Slot{off, base_ + off};
+  return true;
+}
+
+}  // namespace rgpu::client

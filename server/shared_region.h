@@ -1,0 +1,39 @@
+// A client's shared bulk region as rgpud maps it (proto/shared_region.h has the layout).
+//
+// The client created the memfd; rgpud trusts nothing about it but what the kernel says:
+// it must be a memfd sealed against shrinking (so that the client cannot truncate it under
+// a device copy, which would fault rgpud with SIGBUS), at least as large as announced, and
+// no larger than the server's cap. Every range a request names is checked against the data
+// area here before any byte is touched. The mapping lives as long as its last user: the
+// session, and every device command still copying to or from it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "proto/status.h"
+
+namespace rgpu::server {
+
+class SharedRegion {
+ public:
+  // Maps `fd` (which it always closes) as a region of `size` bytes, at most `cap`.
+  static Result<std::shared_ptr<SharedRegion>> Map(int fd, uint64_t size, uint64_t cap);
+  ~SharedRegion();
+  SharedRegion(const SharedRegion&) = delete;
+  SharedRegion& operator=(const SharedRegion&) = delete;
+
+  // The data at [off, off + len): inside the data area and not empty, or a protocol error.
+  Result<uint8_t*> Range(uint64_t off, uint64_t len);
+  // The request that lent [off, off + len) is done with it: clears the busy word of every
+  // granule it touches and wakes a client waiting for room. Any thread.
+  void Release(uint64_t off, uint64_t len);
+  uint64_t size() const { return size_; }
+
+ private:
+  SharedRegion(uint8_t* base, uint64_t size) : base_(base), size_(size) {}
+  uint8_t* base_;
+  uint64_t size_;
+};
+
+}  // namespace rgpu::server

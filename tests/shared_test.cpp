@@ -1,0 +1,403 @@
+// Bulk transfers through a client's shared region (docs/protocol.md, "Shared memory"), against
+// a real rgpud (tests/with_rgpud.sh) through the real ICD loader:
+//
+// - Exactness: writes and reads of sizes around the slot size (4 MiB), at offsets, blocking
+//   and not, checked byte for byte, also against data the device made itself. The same
+//   tests run over the shared region (Unix socket), with RGPU_SHM=0, with a server that takes
+//   no region (--max-shared-bytes 0) and over TCP; tests/shared_test.sh then checks that the
+//   daemon's log shows the region in use exactly on the first.
+// - Hostile requests over a raw connection: descriptors that are not sealed memfds, too
+//   small or too large, ranges outside the region, the shared flag without a region. Each
+//   gets an error (a refused region: an error reply, the session goes on; a bad range: the
+//   session ends with a Goodbye) and the daemon serves the next connection.
+#include <CL/cl.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/shared_region.h"
+#include "proto/transport.h"
+#include "proto/wire.h"
+
+namespace {
+
+using namespace rgpu;
+constexpr size_t kSlot = size_t{4} << 20;
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+struct Cl {
+  cl_context ctx = nullptr;
+  cl_command_queue q = nullptr;
+  cl_device_id dev = nullptr;
+  Cl() {
+    cl_platform_id ps[8];
+    cl_uint n = 0;
+    clGetPlatformIDs(8, ps, &n);
+    for (cl_uint i = 0; i < n; ++i) {
+      char name[64] = {0};
+      clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof(name), name, nullptr);
+      if (std::string(name) == "rgpu" && clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &dev, nullptr) == CL_SUCCESS)
+        break;
+      dev = nullptr;
+    }
+    if (!dev) return;
+    cl_int err;
+    ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    q = clCreateCommandQueue(ctx, dev, 0, &err);
+  }
+  ~Cl() {
+    if (q) clReleaseCommandQueue(q);
+    if (ctx) clReleaseContext(ctx);
+  }
+};
+
+std::vector<uint8_t> Random(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  std::mt19937 rng(seed);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+// Sizes at the slot's edges, one that needs every write slot twice, and small ones that take
+// the socket whatever the mode.
+const size_t kSizes[] = {1, 4096, 65536, kSlot - 1, kSlot, kSlot + 1, 3 * kSlot + 7, 9 * kSlot + 5};
+
+TEST(Shared, WritesAndReadsAreExactAtSlotEdges) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr) << "no rgpu device";
+  for (size_t size : kSizes) {
+    for (size_t offset : {size_t{0}, size_t{13}}) {
+      SCOPED_TRACE("size " + std::to_string(size) + " offset " + std::to_string(offset));
+      cl_int err;
+      cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size + offset + 64, nullptr, &err);
+      ASSERT_EQ(err, CL_SUCCESS);
+      const auto data = Random(size, static_cast<uint32_t>(size + offset));
+      for (cl_bool blocking : {CL_TRUE, CL_FALSE}) {
+        ASSERT_EQ(clEnqueueWriteBuffer(cl.q, m, blocking, offset, size, data.data(), 0, nullptr, nullptr), CL_SUCCESS);
+        std::vector<uint8_t> back(size + 2, 0xee);
+        cl_event ev = nullptr;
+        ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, blocking, offset, size, back.data() + 1, 0, nullptr, &ev), CL_SUCCESS);
+        ASSERT_EQ(clWaitForEvents(1, &ev), CL_SUCCESS);
+        cl_int status = 1;
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+        EXPECT_EQ(status, CL_COMPLETE);
+        clReleaseEvent(ev);
+        EXPECT_EQ(back[0], 0xee) << "byte before the read's destination written";
+        EXPECT_EQ(back[size + 1], 0xee) << "byte after the read's destination written";
+        EXPECT_EQ(0, std::memcmp(back.data() + 1, data.data(), size));
+      }
+      clReleaseMemObject(m);
+    }
+  }
+}
+
+// The device's own data comes back exactly (a fill, then a copy on the device of what a
+// shared write put there), so a path that only echoed the client's bytes would fail.
+TEST(Shared, DeviceDataComesBackExactly) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t size = 3 * kSlot + 7;
+  cl_int err;
+  cl_mem a = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  cl_mem b = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  const uint8_t pattern = 0xa7;
+  ASSERT_EQ(clEnqueueFillBuffer(cl.q, a, &pattern, 1, 0, size, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(clEnqueueReadBuffer(cl.q, a, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(std::vector<uint8_t>(size, pattern), back);
+  const auto data = Random(size, 7);
+  ASSERT_EQ(clEnqueueWriteBuffer(cl.q, a, CL_FALSE, 0, size, data.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueCopyBuffer(cl.q, a, b, 0, 0, size, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(cl.q, b, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(data, back);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+}
+
+// A write and a blocking read that wait on a user event another thread sets later: neither
+// may hang on the shared slots.
+TEST(Shared, TransfersGatedOnAUserEventFinish) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t size = 6 * kSlot + 3;
+  cl_int err;
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  cl_event gate = clCreateUserEvent(cl.ctx, &err);
+  const auto data = Random(size, 11);
+  ASSERT_EQ(clEnqueueWriteBuffer(cl.q, m, CL_FALSE, 0, size, data.data(), 1, &gate, nullptr), CL_SUCCESS);
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    clSetUserEventStatus(gate, CL_COMPLETE);
+  });
+  std::vector<uint8_t> back(size);
+  EXPECT_EQ(clEnqueueReadBuffer(cl.q, m, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  opener.join();
+  EXPECT_EQ(data, back);
+  clReleaseEvent(gate);
+  clReleaseMemObject(m);
+}
+
+// A write larger than all write slots, gated on a user event this same thread sets only after
+// the write has returned: rgpud must give the slots back without waiting for the device, or
+// the write never returns.
+TEST(Shared, AWriteGatedOnThisThreadsUserEventReturns) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t size = 7 * kSlot + 1;
+  cl_int err;
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  cl_event gate = clCreateUserEvent(cl.ctx, &err);
+  const auto data = Random(size, 13);
+  ASSERT_EQ(clEnqueueWriteBuffer(cl.q, m, CL_FALSE, 0, size, data.data(), 1, &gate, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  std::vector<uint8_t> back(size);
+  ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(data, back);
+  clReleaseEvent(gate);
+  clReleaseMemObject(m);
+}
+
+// Several threads, each with its own queue, move data at once through the one region.
+TEST(Shared, ThreadsShareTheRegion) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      cl_int err;
+      cl_command_queue q = clCreateCommandQueue(cl.ctx, cl.dev, 0, &err);
+      const size_t size = 2 * kSlot + 1000 * t + 1;
+      cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+      for (int round = 0; round < 3; ++round) {
+        const auto data = Random(size, 100 * t + round);
+        std::vector<uint8_t> back(size);
+        if (clEnqueueWriteBuffer(q, m, CL_FALSE, 0, size, data.data(), 0, nullptr, nullptr) != CL_SUCCESS ||
+            clEnqueueReadBuffer(q, m, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr) != CL_SUCCESS ||
+            back != data)
+          ++bad;
+      }
+      clReleaseMemObject(m);
+      clReleaseCommandQueue(q);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+// ---------------------------------------------------------------- hostile requests
+
+// A raw connection to the daemon's Unix socket, after a Hello that asks for shared memory.
+class Raw {
+ public:
+  Raw() {
+    const std::string server = Env("RGPU_SERVER");
+    if (server.rfind("unix:", 0) != 0) return;
+    auto a = proto::ParseAddress(server);
+    auto s = proto::Connect(*a, std::chrono::milliseconds(2000));
+    if (!s.ok()) return;
+    stream_ = std::move(s.value());
+    stream_->SetRecvTimeout(std::chrono::milliseconds(5000));
+    std::vector<uint8_t> body;
+    proto::Writer w(&body);
+    w.u32(proto::kMagic);
+    w.u16(proto::kVersion);
+    w.u16(proto::kFeatureShared);
+    w.str(Env("RGPU_TOKEN"));
+    w.str("shared_test raw");
+    Send(proto::Op::Hello, 1, body);
+    proto::FrameHeader h;
+    std::vector<uint8_t> rb;
+    if (!stream_->RecvFrame(&h, &rb, 64 << 20).ok()) stream_.reset();
+  }
+  bool ok() const { return stream_ != nullptr; }
+  void Send(proto::Op op, uint64_t tag, const std::vector<uint8_t>& body, uint16_t flags = 0, int fd = -1) {
+    uint8_t hdr[proto::kHeaderSize];
+    proto::EncodeHeader(proto::FrameHeader{static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), flags, tag}, hdr);
+    iovec iov[2] = {{hdr, sizeof(hdr)}, {const_cast<uint8_t*>(body.data()), body.size()}};
+    if (fd >= 0) stream_->SendWithFd(iov, body.empty() ? 1 : 2, fd);
+    else stream_->SendAll(iov, body.empty() ? 1 : 2);
+  }
+  // The status of the next reply; INT32_MIN for a Goodbye or a closed connection.
+  int32_t NextStatus(std::string* message = nullptr) {
+    proto::FrameHeader h;
+    std::vector<uint8_t> rb;
+    for (;;) {
+      if (!stream_->RecvFrame(&h, &rb, 64 << 20).ok()) return INT32_MIN;
+      proto::Reader r(rb.data(), rb.size());
+      if (h.op == static_cast<uint16_t>(proto::Op::Goodbye)) {
+        if (message) *message = r.str();
+        return INT32_MIN;
+      }
+      if (!(h.flags & proto::kFlagReply)) continue;  // notifications
+      const int32_t st = r.i32();
+      if (message) *message = r.str();
+      return st;
+    }
+  }
+  // AttachShared of `size` bytes with `fd` (or none); the reply's status.
+  int32_t Attach(uint64_t size, int fd, std::string* message = nullptr) {
+    std::vector<uint8_t> body;
+    proto::Writer(&body).u64(size);
+    Send(proto::Op::AttachShared, 7, body, 0, fd);
+    return NextStatus(message);
+  }
+  // A session that still answers.
+  bool Alive() {
+    Send(proto::Op::Stats, 9, {});
+    return NextStatus() == CL_SUCCESS;
+  }
+
+ private:
+  std::unique_ptr<proto::Stream> stream_;
+};
+
+int SealedMemfd(uint64_t size, int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) {
+  const int fd = memfd_create("shared_test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0 || (seals && fcntl(fd, F_ADD_SEALS, seals) != 0)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+const uint64_t kRegion = proto::kSharedHeader + 2 * kSlot;
+
+#define RAW_OR_SKIP(raw)                                                      \
+  Raw raw;                                                                    \
+  if (Env("RGPU_SERVER").rfind("unix:", 0) != 0 || Env("RGPUD_ARGS").find("max-shared-bytes 0") != std::string::npos) \
+    GTEST_SKIP() << "needs a Unix socket to a server that takes shared regions"; \
+  ASSERT_TRUE(raw.ok())
+
+TEST(SharedHostile, RefusedRegionsGetAnErrorAndTheSessionGoesOn) {
+  RAW_OR_SKIP(raw);
+  std::string why;
+  EXPECT_EQ(raw.Attach(kRegion, -1, &why), CL_INVALID_VALUE) << why;  // no descriptor
+  char path[] = "/tmp/shared_test.XXXXXX";
+  const int file = mkstemp(path);
+  ASSERT_GE(file, 0);
+  unlink(path);
+  ASSERT_EQ(ftruncate(file, static_cast<off_t>(kRegion)), 0);
+  EXPECT_EQ(raw.Attach(kRegion, file, &why), CL_INVALID_VALUE) << "a plain file: " << why;
+  close(file);
+  const int unsealed = SealedMemfd(kRegion, 0);
+  EXPECT_EQ(raw.Attach(kRegion, unsealed, &why), CL_INVALID_VALUE) << "unsealed: " << why;
+  close(unsealed);
+  const int small = SealedMemfd(8192);
+  EXPECT_EQ(raw.Attach(kRegion, small, &why), CL_INVALID_VALUE) << "smaller than announced: " << why;
+  close(small);
+  const int big = SealedMemfd(uint64_t{1} << 30);  // sparse: costs nothing
+  EXPECT_EQ(raw.Attach(uint64_t{1} << 30, big, &why), CL_INVALID_VALUE) << "over the cap: " << why;
+  close(big);
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  EXPECT_EQ(raw.Attach(kRegion, pipefd[0], &why), CL_INVALID_VALUE) << "a pipe: " << why;
+  close(pipefd[0]);
+  close(pipefd[1]);
+  EXPECT_TRUE(raw.Alive());
+  const int good = SealedMemfd(kRegion);
+  EXPECT_EQ(raw.Attach(kRegion, good, &why), CL_SUCCESS) << why;
+  EXPECT_EQ(raw.Attach(kRegion, good, &why), CL_INVALID_OPERATION) << "a second region: " << why;
+  close(good);
+  EXPECT_TRUE(raw.Alive());
+}
+
+// A WriteBuffer or ReadBuffer naming shared data: command header (queue, no event, no waits),
+// buffer id, offset, size, region offset.
+std::vector<uint8_t> SharedBody(uint64_t size, uint64_t region_off, uint64_t queue = 1) {
+  std::vector<uint8_t> body;
+  proto::Writer w(&body);
+  w.u64(queue);
+  w.u64(0);
+  w.u32(0);
+  w.u64(2);
+  w.u64(0);
+  w.u64(size);
+  w.u64(region_off);
+  return body;
+}
+
+// Each hostile range on a fresh session: it must end that session (Goodbye), and the next
+// connection must be served.
+TEST(SharedHostile, RangesOutsideTheRegionEndTheSession) {
+  struct Case {
+    const char* what;
+    uint64_t size, off;
+    bool attach;
+    proto::Op op;
+    uint64_t tag;
+  };
+  const uint64_t data_end = kRegion;
+  const Case cases[] = {
+      {"past the end", 4096, data_end - 100, true, proto::Op::WriteBuffer, 0},
+      {"offset past the end", 1, data_end + 1, true, proto::Op::ReadBuffer, 5},
+      {"in the header", 100, 64, true, proto::Op::WriteBuffer, 0},
+      {"empty", 0, proto::kSharedHeader, true, proto::Op::WriteBuffer, 0},
+      {"wrapping", UINT64_MAX - 10, proto::kSharedHeader + 20, true, proto::Op::ReadBuffer, 5},
+      {"no region attached", 4096, proto::kSharedHeader, false, proto::Op::WriteBuffer, 0},
+      {"read without a tag", 4096, proto::kSharedHeader, true, proto::Op::ReadBuffer, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    RAW_OR_SKIP(raw);
+    if (c.attach) {
+      const int fd = SealedMemfd(kRegion);
+      ASSERT_EQ(raw.Attach(kRegion, fd), CL_SUCCESS);
+      close(fd);
+    }
+    raw.Send(c.op, c.tag, SharedBody(c.size, c.off), proto::kFlagShared);
+    std::string why;
+    EXPECT_EQ(raw.NextStatus(&why), INT32_MIN) << "expected a Goodbye, got an answer: " << why;
+  }
+  Raw next;
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next.Alive());
+}
+
+// A well-formed shared write that names unknown objects fails as a command, and its slot is
+// given back (the busy word cleared), or the client would wait for it for ever.
+TEST(SharedHostile, AFailedWriteGivesItsSlotBack) {
+  RAW_OR_SKIP(raw);
+  const int fd = SealedMemfd(kRegion);
+  ASSERT_EQ(raw.Attach(kRegion, fd), CL_SUCCESS);
+  auto* base = static_cast<uint8_t*>(mmap(nullptr, kRegion, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  close(fd);
+  ASSERT_NE(base, MAP_FAILED);
+  const uint64_t off = proto::kSharedHeader + kSlot;
+  proto::SharedBusyWord(base, off)->store(1);
+  raw.Send(proto::Op::WriteBuffer, 0, SharedBody(4096, off, /*queue=*/12345), proto::kFlagShared);
+  EXPECT_TRUE(raw.Alive());  // answered after the write was handled
+  EXPECT_EQ(proto::SharedBusyWord(base, off)->load(), 0u);
+  munmap(base, kRegion);
+}
+
+// A shared read that names unknown objects is answered with the error, and the session goes on.
+TEST(SharedHostile, AFailedReadIsAnswered) {
+  RAW_OR_SKIP(raw);
+  const int fd = SealedMemfd(kRegion);
+  ASSERT_EQ(raw.Attach(kRegion, fd), CL_SUCCESS);
+  close(fd);
+  raw.Send(proto::Op::ReadBuffer, 5, SharedBody(4096, proto::kSharedHeader, /*queue=*/12345),
+           proto::kFlagShared | proto::kFlagWaiting);
+  EXPECT_EQ(raw.NextStatus(), CL_INVALID_COMMAND_QUEUE);
+  EXPECT_TRUE(raw.Alive());
+}
+
+}  // namespace

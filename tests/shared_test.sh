@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs shared_test against the rgpud of tests/with_rgpud.sh, then checks in the daemon's log
+# that bulk data went through a shared region exactly when it should have
+# (RGPU_TEST_EXPECT_SHARED=1: the Unix socket with everything on; 0: every fallback). The
+# sessions end, and are logged, only once the test process has exited.
+#   shared_test.sh SHARED_TEST_BINARY
+set -u
+"$1" || exit 1
+for _ in $(seq 50); do
+  [ "$(grep -c 'session .* end:' "$RGPUD_LOG")" -ge 1 ] && break
+  sleep 0.1
+done
+sleep 0.3
+if grep -q "through the shared region" "$RGPUD_LOG"; then used=1; else used=0; fi
+if [ "$used" != "$RGPU_TEST_EXPECT_SHARED" ]; then
+  echo "FAILED: shared region used: $used, expected: $RGPU_TEST_EXPECT_SHARED"
+  grep "session" "$RGPUD_LOG" | tail -20
+  exit 1
+fi
+echo "shared region used: $used, as expected"
