@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "proto/info.h"
 #include "server/server.h"
@@ -1185,6 +1186,14 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
   if (!e.ok()) return Reply(h, e.status()), Status::Ok();
   Result<ProfilingTimes> t = Status::Error(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
   if ((*e)->times) {
+    // A sliced launch's times are gathered by the completion callbacks of its slices, which
+    // the driver may run just after the application saw the event complete: once the event
+    // is complete, wait for them (they are on their way; bounded all the same).
+    auto* bk_event = static_cast<BkEvent*>((*e)->handle);
+    for (int i = 0; i < 4000 && !(*e)->times->ready && bk_event &&
+                    server_->backend().EventStatus(bk_event) == CL_COMPLETE;
+         ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
     if ((*e)->times->ready) {
       const LaunchTimes& lt = *(*e)->times;
       t = ProfilingTimes{lt.queued, lt.submit, lt.start, lt.end};
