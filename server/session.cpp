@@ -164,8 +164,6 @@ void Outbox::Close() {
   drained_.notify_all();
 }
 
-namespace {
-
 std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fields) {
   std::vector<uint8_t> body;
   Writer w(&body);
@@ -174,6 +172,8 @@ std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fiel
   w.raw(fields.data(), fields.size());
   return body;
 }
+
+namespace {
 
 void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
                const std::vector<uint8_t>& fields = {}) {
@@ -1186,14 +1186,10 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
   if (!e.ok()) return Reply(h, e.status()), Status::Ok();
   Result<ProfilingTimes> t = Status::Error(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
   if ((*e)->times) {
-    // A sliced launch's times are gathered by the completion callbacks of its slices, which
-    // the driver may run just after the application saw the event complete: once the event
-    // is complete, wait for them (they are on their way; bounded all the same).
+    // Once the event is complete, its slices' times are on their way (LaunchTimes).
     auto* bk_event = static_cast<BkEvent*>((*e)->handle);
-    for (int i = 0; i < 4000 && !(*e)->times->ready && bk_event &&
-                    server_->backend().EventStatus(bk_event) == CL_COMPLETE;
-         ++i)
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (!(*e)->times->ready && bk_event && server_->backend().EventStatus(bk_event) == CL_COMPLETE)
+      (*e)->times->WaitReady(std::chrono::milliseconds(200));
     if ((*e)->times->ready) {
       const LaunchTimes& lt = *(*e)->times;
       t = ProfilingTimes{lt.queued, lt.submit, lt.start, lt.end};
@@ -1325,14 +1321,9 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r) {
   auto q = Lookup(queue_id, ObjType::Queue);
   if (!q.ok()) return fail(q.status());
   auto* queue = static_cast<BkQueue*>((*q)->handle);
-  std::vector<BkEvent*> waits;
-  for (uint64_t wid : wait_ids) {
-    auto e = Lookup(wid, ObjType::Event);
-    if (!e.ok())
-      return fail(Status::Error(CL_INVALID_EVENT_WAIT_LIST,
-                                "wait list names unknown event " + std::to_string(wid)));
-    waits.push_back(static_cast<BkEvent*>((*e)->handle));
-  }
+  auto resolved = ResolveWaits(wait_ids);
+  if (!resolved.ok()) return fail(resolved.status());
+  std::vector<BkEvent*> waits = std::move(*resolved);
   auto mem_of = [&](uint64_t id) -> Result<BkMem*> {
     auto e = Lookup(id, ObjType::Mem);
     if (!e.ok()) return e.status();
@@ -1568,6 +1559,19 @@ Result<BkProgram*> Session::OriginalProgram(Entry& e) {
   }
   e.original = *p;
   return *p;
+}
+
+Result<std::vector<BkEvent*>> Session::ResolveWaits(const std::vector<uint64_t>& ids) {
+  std::vector<BkEvent*> waits;
+  waits.reserve(ids.size());
+  for (uint64_t id : ids) {
+    auto e = Lookup(id, ObjType::Event);
+    if (!e.ok())
+      return Status::Error(CL_INVALID_EVENT_WAIT_LIST,
+                           "wait list names unknown event " + std::to_string(id));
+    waits.push_back(static_cast<BkEvent*>((*e)->handle));
+  }
+  return waits;
 }
 
 Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device, bool control) {

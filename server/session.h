@@ -30,6 +30,9 @@ namespace rgpu::server {
 
 class Server;
 
+// A reply's body: the status (OpenCL code and message), then the reply's own fields.
+std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fields = {});
+
 // Frames waiting to go to the client. Small control frames go before bulk chunks so that a
 // large read does not delay the answers queued behind it.
 class Outbox {
@@ -202,6 +205,9 @@ class Session {
   // failed event standing in for the command's, and an AsyncError.
   Status CommandFailed(const proto::FrameHeader& h, uint64_t queue_id, uint64_t event_id,
                        const Status& s);
+  // The events a command's wait list names, each looked up in this session's table;
+  // CL_INVALID_EVENT_WAIT_LIST for an id that is not one of its events.
+  Result<std::vector<BkEvent*>> ResolveWaits(const std::vector<uint64_t>& ids);
   // Busy-polls the socket for a while before the reader sleeps in recv() (ServerOptions::poll).
   void PollForNextFrame();
   // Counts a command handed to the device until it completes (backpressure, status). Its

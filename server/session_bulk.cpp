@@ -15,13 +15,6 @@ using proto::Op;
 using proto::Writer;
 
 namespace {
-std::vector<uint8_t> StatusBody(const Status& s) {
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.i32(s.ok() ? CL_SUCCESS : s.code());
-  w.str(s.ok() ? std::string_view() : std::string_view(s.message()));
-  return body;
-}
 
 // What the pieces of one read share: how many are still out, and the first failure. The
 // last to finish sends the reply, behind every piece's data in the bulk lane.
@@ -49,7 +42,7 @@ struct ReadPieces {
     if (left.fetch_sub(1) != 1) return;
     const int32_t f = failed.load();
     out->PushBulk(FrameHeader{0, op, proto::kFlagReply, tag},
-                  StatusBody(f == CL_SUCCESS ? Status::Ok() : Status::Error(f, "read failed")), nullptr, 0, 0);
+                  ReplyBody(f == CL_SUCCESS ? Status::Ok() : Status::Error(f, "read failed")), nullptr, 0, 0);
     out->Unreserve(size);
   }
 };

@@ -285,14 +285,9 @@ Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
   auto q = Lookup(c.queue_id, ObjType::Queue);
   if (!q.ok()) return fail(q.status());
   auto* queue = static_cast<BkQueue*>((*q)->handle);
-  std::vector<BkEvent*> waits;
-  for (uint64_t wid : c.wait_ids) {
-    auto e = Lookup(wid, ObjType::Event);
-    if (!e.ok())
-      return fail(Status::Error(CL_INVALID_EVENT_WAIT_LIST,
-                                "wait list names unknown event " + std::to_string(wid)));
-    waits.push_back(static_cast<BkEvent*>((*e)->handle));
-  }
+  auto resolved = ResolveWaits(c.wait_ids);
+  if (!resolved.ok()) return fail(resolved.status());
+  std::vector<BkEvent*> waits = std::move(*resolved);
   // The first object is an image except for CopyBufferToImage; the second, where there is one,
   // an image for CopyImage and CopyBufferToImage.
   auto a = LookupMem(c.a, op != Op::CopyBufferToImage);

@@ -17,17 +17,6 @@ using proto::FrameHeader;
 using proto::ObjType;
 using proto::Op;
 using proto::Reader;
-using proto::Writer;
-
-namespace {
-std::vector<uint8_t> StatusBody(const Status& s) {
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.i32(s.ok() ? CL_SUCCESS : s.code());
-  w.str(s.ok() ? std::string_view() : std::string_view(s.message()));
-  return body;
-}
-}  // namespace
 
 uint64_t Session::SharedCap() const {
   sockaddr_storage ss{};
@@ -93,14 +82,9 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   auto q = Lookup(queue_id, ObjType::Queue);
   if (!q.ok()) return fail(q.status());
   auto* queue = static_cast<BkQueue*>((*q)->handle);
-  std::vector<BkEvent*> waits;
-  for (uint64_t wid : wait_ids) {
-    auto e = Lookup(wid, ObjType::Event);
-    if (!e.ok())
-      return fail(Status::Error(CL_INVALID_EVENT_WAIT_LIST,
-                                "wait list names unknown event " + std::to_string(wid)));
-    waits.push_back(static_cast<BkEvent*>((*e)->handle));
-  }
+  auto resolved = ResolveWaits(wait_ids);
+  if (!resolved.ok()) return fail(resolved.status());
+  std::vector<BkEvent*> waits = std::move(*resolved);
   auto m = Lookup(mem_id, ObjType::Mem);
   if (!m.ok()) return fail(m.status());
   auto* mem = static_cast<BkMem*>((*m)->handle);
@@ -128,7 +112,7 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
     } else if (ev.ok()) {
       bk.OnComplete(*ev, [out = outbox_, op = h.op, tag = h.tag](int32_t st) {
         out->Push(FrameHeader{0, op, proto::kFlagReply, tag},
-                  StatusBody(st == CL_COMPLETE ? Status::Ok() : Status::Error(st, "read failed")));
+                  ReplyBody(st == CL_COMPLETE ? Status::Ok() : Status::Error(st, "read failed")));
       });
     }
   }

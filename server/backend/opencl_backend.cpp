@@ -535,24 +535,15 @@ class OpenCLBackend final : public Backend {
 
   Result<BkEvent*> Write(BkQueue* q, BkMem* m, size_t offset, Bytes data,
                          WaitList waits) override {
-    cl_event ev;
-    auto w = Waits(waits);
-    cl_int err = clEnqueueWriteBuffer(Q(q), M(m), CL_FALSE, offset, data->size(), data->data(),
-                                      w.size(), w.empty() ? nullptr : w.data(), &ev);
-    if (err != CL_SUCCESS) return Fail(err, "clEnqueueWriteBuffer");
-    KeepAlive(ev, std::move(data));
-    return Wrap<BkEvent>(ev);
+    const void* src = data->data();
+    const size_t size = data->size();
+    return WriteFrom(q, m, offset, size, src, std::move(data), waits);
   }
 
   Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
                         WaitList waits, bool blocking) override {
-    cl_event ev;
-    auto w = Waits(waits);
-    cl_int err = clEnqueueReadBuffer(Q(q), M(m), blocking ? CL_TRUE : CL_FALSE, offset, size,
-                                     dst->data(), w.size(), w.empty() ? nullptr : w.data(), &ev);
-    if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBuffer");
-    if (!blocking) KeepAlive(ev, std::move(dst));
-    return Wrap<BkEvent>(ev);
+    void* into = dst->data();
+    return ReadInto(q, m, offset, size, into, std::move(dst), waits, blocking);
   }
 
   Result<BkEvent*> WriteFrom(BkQueue* q, BkMem* m, size_t offset, size_t size, const void* src,
@@ -562,7 +553,7 @@ class OpenCLBackend final : public Backend {
     cl_int err = clEnqueueWriteBuffer(Q(q), M(m), CL_FALSE, offset, size, src, w.size(),
                                       w.empty() ? nullptr : w.data(), &ev);
     if (err != CL_SUCCESS) return Fail(err, "clEnqueueWriteBuffer");
-    OnComplete(Wrap<BkEvent>(ev), [keep = std::move(keep)](int32_t) {});
+    KeepAlive(ev, std::move(keep));
     return Wrap<BkEvent>(ev);
   }
 
@@ -573,7 +564,7 @@ class OpenCLBackend final : public Backend {
     cl_int err = clEnqueueReadBuffer(Q(q), M(m), blocking ? CL_TRUE : CL_FALSE, offset, size, dst,
                                      w.size(), w.empty() ? nullptr : w.data(), &ev);
     if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBuffer");
-    if (!blocking) OnComplete(Wrap<BkEvent>(ev), [keep = std::move(keep)](int32_t) {});
+    if (!blocking) KeepAlive(ev, std::move(keep));
     return Wrap<BkEvent>(ev);
   }
 
@@ -826,8 +817,9 @@ class OpenCLBackend final : public Backend {
   }
 
   // Host memory of a non-blocking transfer must live until the command completes.
-  void KeepAlive(cl_event ev, Bytes data) {
-    OnComplete(Wrap<BkEvent>(ev), [data = std::move(data)](int32_t) {});
+  // Holds `memory` (the host side of a transfer) until the command completes.
+  void KeepAlive(cl_event ev, std::shared_ptr<void> memory) {
+    OnComplete(Wrap<BkEvent>(ev), [memory = std::move(memory)](int32_t) {});
   }
 
   cl_platform_id platform_;

@@ -429,11 +429,7 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
         last = --agg->left == 0;
       }
       if (last) {
-        times->queued = agg->queued;
-        times->submit = agg->submit;
-        times->start = agg->start;
-        times->end = agg->end;
-        times->ready = true;
+        times->Publish(agg->queued, agg->submit, agg->start, agg->end);
       }
       std::lock_guard lk(mu_);
       Completed(seq, key, t.ok() ? &*t : nullptr);
@@ -673,17 +669,13 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     if (st.in_flight > 0) lc_busy = true;
     if (now - st.last_submit < kActiveWindow) lc_active = true;
   }
-  auto eligible = [&](const TenantState& st) {
-    if (st.queue.empty()) return false;
-    auto& h = st.queue.front();
-    if (!h->ready || h->cancelled || h->next >= h->total) return false;
-    // Best-effort work waits while latency-critical work runs.
-    return st.priority == Priority::LatencyCritical || !lc_busy;
-  };
   TenantState* pick = nullptr;
   for (auto& [key, st] : tenants_) {
-    if (!eligible(st)) continue;
+    if (st.queue.empty()) continue;
+    auto& h = st.queue.front();
+    if (!h->ready || h->cancelled || h->next >= h->total) continue;
     const bool lc = st.priority == Priority::LatencyCritical;
+    if (!lc && lc_busy) continue;  // best-effort work waits while latency-critical work runs
     if (!pick || (lc && pick->priority != Priority::LatencyCritical) ||
         (lc == (pick->priority == Priority::LatencyCritical) && st.vtime < pick->vtime))
       pick = &st;
@@ -928,7 +920,7 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
 }
 
 void Scheduler::Finish(Held& h, int32_t status) {
-  if (h.times->start != 0) h.times->ready = true;
+  if (h.times->start != 0) h.times->MarkReady();
   backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
   backend_->Release(proto::ObjType::Event, h.gate);
   backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);

@@ -72,6 +72,29 @@ struct SchedulerOptions {
 struct LaunchTimes {
   std::atomic<bool> ready{false};
   uint64_t queued = 0, submit = 0, start = 0, end = 0;
+
+  // Sets the times and wakes WaitReady (MarkReady: the fields were filled in place).
+  void Publish(uint64_t q, uint64_t s, uint64_t st, uint64_t e) {
+    std::lock_guard lk(mu);
+    queued = q, submit = s, start = st, end = e;
+    ready = true;
+    cv.notify_all();
+  }
+  void MarkReady() {
+    std::lock_guard lk(mu);
+    ready = true;
+    cv.notify_all();
+  }
+  // A sliced launch's times come from its slices' completion callbacks, which may run just
+  // after its event was seen complete: waits for them, at most `limit`.
+  bool WaitReady(std::chrono::milliseconds limit) {
+    std::unique_lock lk(mu);
+    return cv.wait_for(lk, limit, [&] { return ready.load(); });
+  }
+
+ private:
+  std::mutex mu;
+  std::condition_variable cv;
 };
 
 struct LaunchRequest {
