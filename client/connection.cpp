@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,9 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   if (!s.ok()) return s;
   if (c->shared_cap_ > 0) c->AttachShared(c->shared_cap_);
   c->stream_->SetRecvTimeout(std::chrono::milliseconds(0));
+  c->in_ = std::make_unique<proto::BufferedReader>(c->stream_.get());
+  const char* pump = std::getenv("RGPU_SPIN_RECV");
+  c->pump_ = c->stream_->PollShowsData() && !(pump && std::string(pump) == "0");
   c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
   c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
   if (c->peer_timeout_.count() > 0) {
@@ -98,7 +102,7 @@ uint32_t SpinLimitUs() {
     const char* v = std::getenv("RGPU_SPIN_US");
     // On a small machine a spinning thread takes a core that the device's own threads (a
     // CPU device's workers, the driver's) need: spin only briefly there.
-    if (!v || !*v) return ManyCpus() ? 2000u : 50u;
+    if (!v || !*v) return ManyCpus() ? 10000u : 50u;
     return static_cast<uint32_t>(std::min(std::strtoul(v, nullptr, 10), 1000000ul));
   }();
   return limit;
@@ -231,7 +235,7 @@ Result<std::shared_ptr<Connection::Ticket>> Connection::SendShared(Op op, const 
 
 Reply Connection::Await(const std::shared_ptr<Ticket>& t) {
   auto& p = t->pending;
-  SpinBriefly([&] { return p->done.load(std::memory_order_acquire) || !alive_; });
+  SpinReceiving([&] { return p->done.load(std::memory_order_acquire) || !alive_; });
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return p->done.load() || !alive_; });
   pending_.erase(t->tag);
@@ -376,7 +380,7 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
     }
     s = WriteOut();
   }
-  SpinBriefly([&] { return p->done.load(std::memory_order_acquire) || !alive_; });
+  SpinReceiving([&] { return p->done.load(std::memory_order_acquire) || !alive_; });
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return p->done.load() || !alive_; });
   pending_.erase(tag);
@@ -490,120 +494,157 @@ void Connection::Fail(const std::string& why) {
   stream_->Shutdown();
 }
 
+namespace {
+// Set while this thread handles received frames: a sink or callback run from there that
+// waits must not try to read the socket again (recv_mu_ is not recursive).
+thread_local bool t_receiving = false;
+}  // namespace
+
 void Connection::ReceiveLoop() {
-  proto::BufferedReader in(stream_.get());
-  std::vector<uint8_t> body;
   for (;;) {
-    FrameHeader h;
-    uint8_t hdr[proto::kHeaderSize];
-    Status s = in.Read(hdr, proto::kHeaderSize);
-    if (s.ok()) {
-      h = proto::DecodeHeader(hdr);
-      if (h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
-    }
-    // Read data goes straight into the application's memory when the sink allows it.
-    if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) &&
-        h.body_len >= 8) {
-      uint8_t offb[8];
-      s = in.Read(offb, 8);
-      const uint64_t off = proto::GetLE(offb, 8);
-      const size_t len = h.body_len - 8;
-      std::shared_ptr<Pending> p;
-      {
-        std::lock_guard lk(mu_);
-        auto it = pending_.find(h.tag);
-        if (it != pending_.end()) p = it->second;
-      }
-      const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
-      uint8_t* direct = (s.ok() && fits) ? p->sink->Direct(off, len) : nullptr;
-      if (direct) {
-        s = in.Read(direct, len);
-      } else if (s.ok()) {
-        body.resize(len);
-        if (len) s = in.Read(body.data(), len);
-        if (s.ok() && fits) p->sink->Data(off, body.data(), len);
-      }
-      if (!s.ok()) {
-        Fail(s.message());
+    std::unique_lock lk(recv_mu_);
+    if (pump_ && !in_->Buffered()) {
+      // Sleep until bytes arrive without taking them: a thread waiting in SpinReceiving
+      // may read them first. (Bytes already buffered are handled at once: the socket may
+      // have nothing more to wake us with.)
+      lk.unlock();
+      pollfd p{stream_->fd(), POLLIN, 0};
+      if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+        Fail(std::string("poll: ") + std::strerror(errno));
         return;
       }
-      continue;
+      lk.lock();
+      if (!in_->Ready()) continue;  // a waiting thread took them
     }
-    if (s.ok()) {
-      body.resize(h.body_len);
-      if (h.body_len) s = in.Read(body.data(), h.body_len);
+    t_receiving = true;
+    const bool more = ReceiveFrame();
+    t_receiving = false;
+    if (!more) return;
+  }
+}
+
+void Connection::PumpFrames() {
+  if (!pump_ || t_receiving || !recv_mu_.try_lock()) return;
+  std::lock_guard lk(recv_mu_, std::adopt_lock);
+  t_receiving = true;
+  while (alive_ && in_->Ready() && ReceiveFrame()) {
+  }
+  t_receiving = false;
+}
+
+bool Connection::ReceiveFrame() {
+  proto::BufferedReader& in = *in_;
+  std::vector<uint8_t>& body = rx_body_;
+  FrameHeader h;
+  uint8_t hdr[proto::kHeaderSize];
+  Status s = in.Read(hdr, proto::kHeaderSize);
+  if (s.ok()) {
+    h = proto::DecodeHeader(hdr);
+    if (h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
+  }
+  // Read data goes straight into the application's memory when the sink allows it.
+  if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) &&
+      h.body_len >= 8) {
+    uint8_t offb[8];
+    s = in.Read(offb, 8);
+    const uint64_t off = proto::GetLE(offb, 8);
+    const size_t len = h.body_len - 8;
+    std::shared_ptr<Pending> p;
+    {
+      std::lock_guard lk(mu_);
+      auto it = pending_.find(h.tag);
+      if (it != pending_.end()) p = it->second;
+    }
+    const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
+    uint8_t* direct = (s.ok() && fits) ? p->sink->Direct(off, len) : nullptr;
+    if (direct) {
+      s = in.Read(direct, len);
+    } else if (s.ok()) {
+      body.resize(len);
+      if (len) s = in.Read(body.data(), len);
+      if (s.ok() && fits) p->sink->Data(off, body.data(), len);
     }
     if (!s.ok()) {
       Fail(s.message());
-      return;
+      return false;
     }
-    const Op op = static_cast<Op>(h.op);
-    if (h.flags & proto::kFlagReply) {
+    return true;
+  }
+  if (s.ok()) {
+    body.resize(h.body_len);
+    if (h.body_len) s = in.Read(body.data(), h.body_len);
+  }
+  if (!s.ok()) {
+    Fail(s.message());
+    return false;
+  }
+  const Op op = static_cast<Op>(h.op);
+  if (h.flags & proto::kFlagReply) {
+    std::shared_ptr<Pending> p;
+    {
+      std::lock_guard lk(mu_);
+      auto it = pending_.find(h.tag);
+      if (it != pending_.end()) p = it->second;
+      if (p && p->sink) pending_.erase(it);
+    }
+    if (!p) return true;
+    if (p->sink) {
+      p->sink->Done(ParseReply(std::move(body)).status);
+      body = {};
+      return true;
+    }
+    std::lock_guard lk(mu_);
+    p->reply = ParseReply(std::move(body));
+    body = {};
+    p->done.store(true, std::memory_order_release);
+    cv_.notify_all();
+    return true;
+  }
+  Reader r(body.data(), body.size());
+  switch (op) {
+    case Op::ReadData: {
+      uint64_t off = r.u64();
+      size_t len = 0;
+      const uint8_t* data = r.rest(&len);
       std::shared_ptr<Pending> p;
       {
         std::lock_guard lk(mu_);
         auto it = pending_.find(h.tag);
         if (it != pending_.end()) p = it->second;
-        if (p && p->sink) pending_.erase(it);
       }
-      if (!p) continue;
-      if (p->sink) {
-        p->sink->Done(ParseReply(std::move(body)).status);
-        body = {};
-        continue;
-      }
-      std::lock_guard lk(mu_);
-      p->reply = ParseReply(std::move(body));
-      body = {};
-      p->done.store(true, std::memory_order_release);
-      cv_.notify_all();
-      continue;
+      if (p && p->sink && off <= p->sink->size && len <= p->sink->size - off)
+        p->sink->Data(off, data, len);
+      break;
     }
-    Reader r(body.data(), body.size());
-    switch (op) {
-      case Op::ReadData: {
-        uint64_t off = r.u64();
-        size_t len = 0;
-        const uint8_t* data = r.rest(&len);
-        std::shared_ptr<Pending> p;
-        {
-          std::lock_guard lk(mu_);
-          auto it = pending_.find(h.tag);
-          if (it != pending_.end()) p = it->second;
-        }
-        if (p && p->sink && off <= p->sink->size && len <= p->sink->size - off)
-          p->sink->Data(off, data, len);
-        break;
-      }
-      case Op::EventDone: {
-        uint64_t id = r.u64();
-        int32_t st = r.i32();
-        if (r.ok() && on_event_done) on_event_done(id, st);
-        break;
-      }
-      case Op::AsyncError: {
-        uint16_t aop = r.u16();
-        uint64_t id = r.u64();
-        int32_t code = r.i32();
-        std::string msg = r.str(1 << 16);
-        if (getenv("RGPU_DEBUG"))
-          std::fprintf(stderr, "rgpu: %s (id %llu) failed on the server: %s\n", proto::OpName(aop),
-                       static_cast<unsigned long long>(id), msg.c_str());
-        if (r.ok() && on_async_error) on_async_error(aop, id, code, msg);
-        break;
-      }
-      case Op::Heartbeat:  // a sign of life only; WatchLoop saw its bytes arrive
-        break;
-      case Op::Goodbye: {
-        std::string why = r.str(1 << 16);
-        std::fprintf(stderr, "rgpu: server %s ended the session: %s\n", address_.c_str(), why.c_str());
-        Fail("server ended the session: " + why);
-        return;
-      }
-      default:
-        break;
+    case Op::EventDone: {
+      uint64_t id = r.u64();
+      int32_t st = r.i32();
+      if (r.ok() && on_event_done) on_event_done(id, st);
+      break;
     }
+    case Op::AsyncError: {
+      uint16_t aop = r.u16();
+      uint64_t id = r.u64();
+      int32_t code = r.i32();
+      std::string msg = r.str(1 << 16);
+      if (getenv("RGPU_DEBUG"))
+        std::fprintf(stderr, "rgpu: %s (id %llu) failed on the server: %s\n", proto::OpName(aop),
+                     static_cast<unsigned long long>(id), msg.c_str());
+      if (r.ok() && on_async_error) on_async_error(aop, id, code, msg);
+      break;
+    }
+    case Op::Heartbeat:  // a sign of life only; WatchLoop saw its bytes arrive
+      break;
+    case Op::Goodbye: {
+      std::string why = r.str(1 << 16);
+      std::fprintf(stderr, "rgpu: server %s ended the session: %s\n", address_.c_str(), why.c_str());
+      Fail("server ended the session: " + why);
+      return false;
+    }
+    default:
+      break;
   }
+  return true;
 }
 
 }  // namespace rgpu::client

@@ -27,7 +27,7 @@
 namespace rgpu::client {
 
 // How long a thread waiting for a synchronous answer spins before it sleeps, in
-// microseconds: RGPU_SPIN_US, default 2000 with 8 CPUs or more, else 50. A native driver's
+// microseconds: RGPU_SPIN_US, default 10000 with 8 CPUs or more, else 50. A native driver's
 // blocking call spins or yields for
 // its whole wait; a thread that sleeps instead pays a futex wake-up, often on a core that went
 // idle, when the answer comes (on the H200 host such wake-ups put about 0.5 ms on the p99 of
@@ -112,6 +112,16 @@ class Connection {
   // Writes out everything queued so far.
   Status Flush();
 
+  // Waits up to SpinLimitUs() for `ready()` without sleeping, and meanwhile reads the
+  // frames that arrive on this thread when no other thread is reading them: the answer a
+  // blocked call waits for then reaches it with no wake-up of the receiver thread (which,
+  // asleep on an idle core, costs tens to hundreds of microseconds at the tail). Off with
+  // RGPU_SPIN_RECV=0, and for TLS, whose decrypted bytes a poll of the socket cannot see.
+  template <typename Ready>
+  bool SpinReceiving(Ready ready) {
+    return SpinBriefly([&] { return ready() || (PumpFrames(), ready()); });
+  }
+
   // Shared memory for bulk data (client/shared_region.h): present when the connection is a
   // Unix socket, RGPU_SHM is not 0 and rgpud mapped the region; null otherwise.
   SharedRegion* shared() const { return shared_.get(); }
@@ -136,6 +146,12 @@ class Connection {
   // connection goes on without it.
   void AttachShared(uint64_t server_cap);
   void ReceiveLoop();
+  // Reads and handles one frame from in_ (requires recv_mu_); false once the connection
+  // failed or the server ended it.
+  bool ReceiveFrame();
+  // Handles the frames that can be read now without waiting, unless another thread is
+  // reading (requires nothing; takes recv_mu_ if free).
+  void PumpFrames();
   void FlushLoop();
   // With a server that speaks Heartbeat: sends one when nothing was sent for the interval
   // the server named, and fails the connection (every pending and later call) when the
@@ -179,6 +195,12 @@ class Connection {
   uint64_t shared_cap_ = 0;  // the largest shared region the server takes (0: none)
   std::unique_ptr<SharedRegion> shared_;
   std::condition_variable watch_cv_;  // with buf_mu_: wakes WatchLoop to stop
+
+  // Reading the socket: the receiver thread, or a thread spinning in SpinReceiving.
+  std::mutex recv_mu_;
+  std::unique_ptr<proto::BufferedReader> in_;  // GUARDED_BY(recv_mu_)
+  std::vector<uint8_t> rx_body_;               // GUARDED_BY(recv_mu_)
+  bool pump_ = false;  // waiting threads may read (set before the receiver starts)
 
   std::thread receiver_;
   std::thread flusher_;

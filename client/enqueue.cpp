@@ -75,7 +75,7 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   }
   cl_int rc = CL_SUCCESS;
   if (blocking) {
-    SpinBriefly([&] { return e->landed_hint.load(std::memory_order_acquire); });
+    c.q->conn().SpinReceiving([&] { return e->landed_hint.load(std::memory_order_acquire); });
     std::unique_lock lk(e->mu);
     e->cv.wait(lk, [&] { return e->landed; });
     // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the read is blocking and the status of

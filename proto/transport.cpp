@@ -257,6 +257,13 @@ Status BufferedReader::Read(void* dst, size_t n) {
   return Status::Ok();
 }
 
+bool BufferedReader::Ready() const {
+  if (end_ > begin_) return true;
+  if (!s_->PollShowsData()) return false;
+  pollfd p{s_->fd(), POLLIN, 0};
+  return poll(&p, 1, 0) > 0;  // bytes, or an error/hang-up the read will report
+}
+
 bool BufferedReader::Spin(std::chrono::microseconds limit, const std::function<bool()>& keep_going) {
   if (end_ > begin_) return true;
   if (limit.count() <= 0 || !s_->PollShowsData()) return false;

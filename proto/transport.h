@@ -107,6 +107,11 @@ class BufferedReader {
   // microseconds at the tail; a thread that polls sees them at once. Returns false at once
   // for streams where polling says nothing (TLS).
   bool Spin(std::chrono::microseconds limit, const std::function<bool()>& keep_going = {});
+  // Whether a Read would find bytes without waiting for them: buffered here, or (where
+  // polling shows it) waiting in the socket, or the stream ended or failed.
+  bool Ready() const;
+  // Whether bytes are buffered here (read from the socket, not yet handed out).
+  bool Buffered() const { return end_ > begin_; }
 
  private:
   Stream* s_;

@@ -124,16 +124,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   // Polling costs a core per polling session; worth it where cores are plenty.
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  double poll_us = cpus >= 8 ? 200 : 0, lc_poll_us = -1;
+  double poll_us = cpus >= 8 ? 20000 : 0, lc_poll_us = -1;
   opt.max_pollers = static_cast<int>(std::max(1u, cpus / 4));
   app.add_option("--poll-us", poll_us,
                  "After each request, a session polls its socket this long (busy) before it "
-                 "sleeps, so that the next request is seen at once (0: never; default 200 "
-                 "with 8 CPUs or more, else 0).");
+                 "sleeps, so that a request that comes within this long is seen at once, with "
+                 "no wake-up of a sleeping thread (0: never; default 20000 with 8 CPUs or "
+                 "more, else 0).");
   app.add_option("--lc-poll-us", lc_poll_us,
                  "The same for latency-critical tenants (default: as --poll-us).");
   app.add_option("--max-pollers", opt.max_pollers,
-                 "Sessions polling at once, at most (default: a quarter of the CPUs).")
+                 "Sessions polling at once, at most (default: a quarter of the CPUs); "
+                 "best-effort sessions take at most half of these slots.")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

@@ -351,8 +351,9 @@ Scheduler& Server::scheduler(int device) {
   return *schedulers_[device];
 }
 
-bool Server::BeginPoll() {
-  if (pollers_.fetch_add(1) < options_.max_pollers) return true;
+bool Server::BeginPoll(bool latency_critical) {
+  const int limit = latency_critical ? options_.max_pollers : std::max(1, options_.max_pollers / 2);
+  if (pollers_.fetch_add(1) < limit) return true;
   pollers_.fetch_sub(1);
   return false;
 }

@@ -58,9 +58,10 @@ struct ServerOptions {
   std::chrono::milliseconds heartbeat_interval() const { return peer_timeout / 4; }
   // After each request, a session's reader polls its socket (busy) for this long before it
   // sleeps in recv(): waking a sleeping thread costs far more than a round trip at the tail
-  // on idle or virtual CPUs. Latency-critical tenants poll longer. At most max_pollers
-  // sessions poll at once. Defaults: on with 8 CPUs or more, off below (main.cpp), where a
-  // polling thread would take a core the device's own threads need.
+  // on idle or virtual CPUs. At most max_pollers sessions poll at once, of which at most
+  // half best-effort ones, so a latency-critical session always finds a slot. Defaults
+  // (main.cpp): 20 ms with 8 CPUs or more, off below, where a polling thread would take a
+  // core the device's own threads need.
   std::chrono::microseconds poll{0};
   std::chrono::microseconds lc_poll{0};
   int max_pollers = 0;
@@ -130,9 +131,9 @@ class Server {
   uint64_t TotalObjects() const { return static_cast<uint64_t>(objects_.load()); }
   uint64_t ActiveSessions();
   bool stopping() const { return stopping_.load(); }
-  // A session may busy-poll its socket (ServerOptions::poll) if fewer than max_pollers do;
-  // each true is paired with one EndPoll.
-  bool BeginPoll();
+  // A session may busy-poll its socket (ServerOptions::poll) if fewer than max_pollers do
+  // (best-effort ones: fewer than half of them); each true is paired with one EndPoll.
+  bool BeginPoll(bool latency_critical);
   void EndPoll();
   // One line per authenticated session (for Stats / rgpu status).
   struct SessionSummary {

@@ -326,8 +326,9 @@ void Session::PollForNextFrame() {
   const Tenant* t = tenant();
   if (!t) return;  // not before authentication
   const auto& o = server_->options();
-  const auto limit = t->priority == Priority::LatencyCritical ? o.lc_poll : o.poll;
-  if (limit.count() <= 0 || !server_->BeginPoll()) return;
+  const bool lc = t->priority == Priority::LatencyCritical;
+  const auto limit = lc ? o.lc_poll : o.poll;
+  if (limit.count() <= 0 || !server_->BeginPoll(lc)) return;
   in_.Spin(limit, [this] { return !server_->stopping(); });
   server_->EndPoll();
 }
