@@ -366,8 +366,17 @@ void* EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, cl_map_fl
       (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
     return SetErr(err, CL_INVALID_OPERATION), nullptr;
   bool owned = m->host_ptr == nullptr;
-  void* ptr = owned ? std::aligned_alloc(4096, (size + 4095) / 4096 * 4096)
-                    : static_cast<char*>(m->host_ptr) + off;
+  const size_t bytes = (size + 4095) / 4096 * 4096;
+  void* ptr = nullptr;
+  if (owned) {
+    std::lock_guard lk(m->mu);
+    if (m->spare_map && m->spare_bytes >= bytes) {
+      ptr = m->spare_map;
+      m->spare_map = nullptr;
+      m->spare_bytes = 0;
+    }
+  }
+  if (!ptr) ptr = owned ? std::aligned_alloc(4096, bytes) : static_cast<char*>(m->host_ptr) + off;
   if (!ptr) return SetErr(err, CL_OUT_OF_HOST_MEMORY), nullptr;
   cl_int rc;
   if (flags & CL_MAP_WRITE_INVALIDATE_REGION) {
@@ -417,7 +426,16 @@ cl_int EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* ptr, cl_uint n,
     rc = EnqueueMarkerWithWaitList(q, n, list, event);
   }
   if (rc == CL_SUCCESS && event) (*event)->type = CL_COMMAND_UNMAP_MEM_OBJECT;
-  if (map.owned) std::free(map.ptr);  // the write copied the data already
+  if (map.owned && !map.image) {
+    // The write copied the data already; keep the memory for the next map of this buffer.
+    std::lock_guard lk(m->mu);
+    if (!m->spare_map) {
+      m->spare_map = map.ptr;
+      m->spare_bytes = (map.size + 4095) / 4096 * 4096;
+      map.owned = false;
+    }
+  }
+  if (map.owned) std::free(map.ptr);
   return rc;
 }
 

@@ -168,6 +168,11 @@ struct _cl_mem : rgpu::client::ObjectBase {
   std::unique_ptr<ImageInfo> image;           // images only
   std::mutex mu;
   std::vector<Mapping> maps;  // GUARDED_BY(mu)
+  // The host memory of the last unmapped buffer mapping, kept for the next map: fresh pages
+  // for every map cost a page fault each (a map of 256 MiB faulted 65,536 times and ran at
+  // 1.7 GB/s on the H200). Freed with the buffer.
+  void* spare_map = nullptr;  // GUARDED_BY(mu)
+  size_t spare_bytes = 0;     // GUARDED_BY(mu)
   struct Destructor {
     void(CL_CALLBACK* fn)(cl_mem, void*);
     void* data;

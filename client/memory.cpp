@@ -164,6 +164,9 @@ cl_int ReleaseMemObject(cl_mem m) {
       for (auto& map : m->maps)
         if (map.owned) std::free(map.ptr);
       m->maps.clear();
+      std::free(m->spare_map);
+      m->spare_map = nullptr;
+      m->spare_bytes = 0;
     }
     for (auto it = ds.rbegin(); it != ds.rend(); ++it) it->fn(m, it->data);
   }

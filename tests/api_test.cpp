@@ -228,6 +228,42 @@ TEST_F(Api, MapAndUnmap) {
   clReleaseMemObject(m);
 }
 
+TEST_F(Api, MapAgainShowsTheDevicesContents) {
+  // Maps of one buffer one after another (rgpu keeps the host memory of the last one for the
+  // next): each shows what the device holds at that point, whatever size and offset.
+  const size_t n = 64 * 1024;
+  std::vector<int> init(n, 1);
+  cl_mem m = Buffer(n * 4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.data());
+  cl_int err;
+  auto* p = static_cast<int*>(clEnqueueMapBuffer(q_, m, CL_TRUE, CL_MAP_WRITE, 0, n * 4, 0, nullptr,
+                                                 nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  for (size_t i = 0; i < n; ++i) p[i] = int(i);
+  ASSERT_EQ(clEnqueueUnmapMemObject(q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+  int nine = 9;
+  ASSERT_EQ(clEnqueueFillBuffer(q_, m, &nine, 4, 4096, 4096, 0, nullptr, nullptr), CL_SUCCESS);
+  // Smaller, at an offset: the filled words and the written ones around them.
+  p = static_cast<int*>(clEnqueueMapBuffer(q_, m, CL_TRUE, CL_MAP_READ, 4000, 8192, 0, nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(p[0], 1000);
+  EXPECT_EQ(p[24], 9);           // byte 4096
+  EXPECT_EQ(p[(8192 - 4) / 4], 3047);  // byte 12188: word 3047, past the fill
+  ASSERT_EQ(clEnqueueUnmapMemObject(q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+  // The whole buffer again, after the device changed it once more.
+  int five = 5;
+  ASSERT_EQ(clEnqueueFillBuffer(q_, m, &five, 4, 0, 16, 0, nullptr, nullptr), CL_SUCCESS);
+  p = static_cast<int*>(clEnqueueMapBuffer(q_, m, CL_TRUE, CL_MAP_READ, 0, n * 4, 0, nullptr, nullptr, &err));
+  ASSERT_EQ(err, CL_SUCCESS);
+  EXPECT_EQ(p[0], 5);
+  EXPECT_EQ(p[3], 5);
+  EXPECT_EQ(p[4], 4);
+  EXPECT_EQ(p[1024], 9);
+  EXPECT_EQ(p[n - 1], int(n - 1));
+  ASSERT_EQ(clEnqueueUnmapMemObject(q_, m, p, 0, nullptr, nullptr), CL_SUCCESS);
+  clFinish(q_);
+  clReleaseMemObject(m);
+}
+
 TEST_F(Api, KernelArgumentKindsAndLaunchShapes) {
   cl_program p = Build(kKernels);
   cl_int err;
