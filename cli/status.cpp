@@ -8,6 +8,7 @@
 
 #include "proto/tls.h"
 #include "proto/transport.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace rgpu::cli {
@@ -55,14 +56,10 @@ int PrintStatus(const StatusOptions& o) {
   auto stream = proto::ConnectClient(*addr, std::chrono::milliseconds(3000));  // TLS: proto/tls.h
   if (!stream.ok())
     return std::fprintf(stderr, "rgpu: %s: %s\n", o.server.c_str(), stream.status().message().c_str()), 1;
-  std::vector<uint8_t> hello;
-  Writer w(&hello);
-  w.u32(proto::kMagic);
-  w.u16(proto::kVersion);
-  w.u16(0);
-  w.str(o.token);
-  w.str("rgpu status");
-  auto h = Call(**stream, Op::Hello, hello);
+  proto::HelloRequest hello;
+  hello.token = o.token;
+  hello.client_name = "rgpu status";
+  auto h = Call(**stream, Op::Hello, hello.Encode());
   if (!h.ok()) return std::fprintf(stderr, "rgpu: %s\n", h.status().message().c_str()), 1;
   Reader hr(h->data(), h->size());
   hr.u16();

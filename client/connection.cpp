@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "proto/info.h"
+#include "proto/messages.h"
 #include "proto/liveness.h"
 #include "proto/tls.h"
 
@@ -109,16 +110,13 @@ uint32_t SpinLimitUs() {
 }
 
 Status Connection::Handshake(const std::string& token, bool want_shared) {
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u32(proto::kMagic);
-  w.u16(proto::kVersion);
-  w.u16(proto::kFeatureHeartbeat | (want_shared ? proto::kFeatureShared : 0));
-  w.str(token);
-  char exe[256] = {0};
+  proto::HelloRequest hello;
+  hello.features = proto::kFeatureHeartbeat | (want_shared ? proto::kFeatureShared : 0);
+  hello.token = token;
+  char exe[200] = {0};
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  std::string name = (n > 0 ? std::string(exe, n) : "client") + " pid " + std::to_string(getpid());
-  w.str(name);
+  hello.client_name = (n > 0 ? std::string(exe, n) : "client") + " pid " + std::to_string(getpid());
+  const std::vector<uint8_t> body = hello.Encode();
   Status s = stream_->SendFrame(FrameHeader{static_cast<uint32_t>(body.size()),
                                             static_cast<uint16_t>(Op::Hello), 0, 1},
                                 body.data(), body.size());

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "client/icd.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -21,7 +22,7 @@ void ReadKernelList(cl_program p, Reader r) {
   std::map<std::string, cl_uint> ks;
   std::vector<std::string> order;
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    std::string name = r.str(4096);
+    std::string name = r.str(proto::kMaxNameBytes);
     ks[name] = r.u32();
     order.push_back(name);
   }
@@ -292,15 +293,23 @@ cl_int GetProgramInfo(cl_program p, cl_program_info param, size_t size, void* va
       if (size_ret) *size_ret = need;
       if (!value) return CL_SUCCESS;
       if (size < need) return CL_INVALID_VALUE;
-      std::vector<uint8_t> blob(16 << 20);
+      // The answer's size from the binaries' sizes (each travels with a 4-byte length), so
+      // that a query of small binaries does not zero-fill a buffer of the frame limit.
+      std::vector<size_t> sizes(ctx->devices.size());
+      cl_int rc = RemoteInfo(*ctx->conn, InfoFamily::Program, p->id, CL_PROGRAM_BINARY_SIZES, -1, 0,
+                             sizes.size() * sizeof(size_t), sizes.data(), nullptr);
+      if (rc != CL_SUCCESS) return rc;
+      size_t answer = 0;
+      for (size_t s : sizes) answer += 4 + std::min<size_t>(s, proto::kMaxBody);
+      std::vector<uint8_t> blob(std::min<size_t>(answer, proto::kMaxBody));
       size_t got = 0;
-      cl_int rc = RemoteInfo(*ctx->conn, InfoFamily::Program, p->id, CL_PROGRAM_BINARIES, -1, 0,
-                             blob.size(), blob.data(), &got);
+      rc = RemoteInfo(*ctx->conn, InfoFamily::Program, p->id, CL_PROGRAM_BINARIES, -1, 0,
+                      blob.size(), blob.data(), &got);
       if (rc != CL_SUCCESS) return rc;
       proto::Reader r(blob.data(), got);
       auto** outs = static_cast<unsigned char**>(value);
       for (size_t i = 0; i < ctx->devices.size(); ++i) {
-        auto bin = r.bytes(16 << 20);
+        auto bin = r.bytes(proto::kMaxBody);
         if (!r.ok()) return CL_OUT_OF_RESOURCES;
         if (outs[i]) std::memcpy(outs[i], bin.data(), bin.size());
       }
@@ -516,7 +525,7 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
       w.u64(m->id);
     }
   } else {
-    if (size == 0 || size > 4096) return CL_INVALID_ARG_SIZE;
+    if (size == 0 || size > proto::kMaxArgBytes) return CL_INVALID_ARG_SIZE;
     w.u8(static_cast<uint8_t>(0));
     w.bytes(value, size);
   }

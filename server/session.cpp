@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "proto/info.h"
+#include "proto/messages.h"
 #include "server/server.h"
 
 namespace rgpu::server {
@@ -581,12 +582,11 @@ void Session::ReleaseAll() {
 
 Status Session::Hello(const FrameHeader& h, Reader& r) {
   if (hello_done_) return Status::Protocol("Hello sent twice");
-  uint32_t magic = r.u32();
-  uint16_t version = r.u16();
-  const uint16_t features = r.u16();
-  std::string token = r.str(4096);
-  client_name_ = r.str(256);
-  if (!r.ok() || magic != proto::kMagic) return Status::Protocol("bad Hello");
+  proto::HelloRequest hello;
+  if (!proto::HelloRequest::Decode(r, &hello)) return Status::Protocol("bad Hello");
+  const uint16_t version = hello.version, features = hello.features;
+  const std::string& token = hello.token;
+  client_name_ = hello.client_name;
   if (version != proto::kVersion) {
     Reply(h, Status::Error(CL_INVALID_OPERATION,
                            "protocol version " + std::to_string(version) +
@@ -873,7 +873,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   uint32_t n = r.count(64, 4);
   std::vector<int> devs;
   for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(65536);
+  std::string options = r.str(proto::kMaxOptionBytes);
   if (!r.done()) return Status::Protocol("malformed BuildProgram");
   auto p = Lookup(id, ObjType::Program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
@@ -931,14 +931,14 @@ Status Session::CompileProgram(const FrameHeader& h, Reader& r) {
   uint32_t n = r.count(64, 4);
   std::vector<int> devs;
   for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(65536);
-  uint32_t nh = r.count(1024, 12);
+  std::string options = r.str(proto::kMaxOptionBytes);
+  uint32_t nh = r.count(proto::kMaxHeaders, 12);
   std::vector<BkProgram*> headers;
   std::vector<std::string> names;
   Status lookup_err;
   for (uint32_t i = 0; i < nh; ++i) {
     uint64_t hid = r.u64();
-    names.push_back(r.str(4096));
+    names.push_back(r.str(proto::kMaxNameBytes));
     auto hp = Lookup(hid, ObjType::Program);
     if (!hp.ok()) lookup_err = hp.status();
     else headers.push_back(static_cast<BkProgram*>((*hp)->handle));
@@ -957,8 +957,8 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
   uint32_t n = r.count(64, 4);
   std::vector<int> devs;
   for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(65536);
-  uint32_t np = r.count(1024, 8);
+  std::string options = r.str(proto::kMaxOptionBytes);
+  uint32_t np = r.count(proto::kMaxLinkInputs, 8);
   std::vector<BkProgram*> inputs;
   Status lookup_err;
   for (uint32_t i = 0; i < np; ++i) {
@@ -989,7 +989,7 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
 
 Status Session::CreateKernel(Reader& r) {
   uint64_t id = r.u64(), prog_id = r.u64();
-  std::string name = r.str(4096);
+  std::string name = r.str(proto::kMaxNameBytes);
   if (!r.done()) return Status::Protocol("malformed CreateKernel");
   auto p = Lookup(prog_id, ObjType::Program);
   if (!p.ok()) return AsyncFailure(Op::CreateKernel, id, p.status()), Status::Ok();
@@ -1054,7 +1054,7 @@ Status Session::SetKernelArg(Reader& r) {
   uint64_t mem_id = 0;
   switch (kind) {
     case KernelArgValue::Kind::Bytes: {
-      auto b = r.bytes(4096);
+      auto b = r.bytes(proto::kMaxArgBytes);
       v.bytes.assign(b.begin(), b.end());
       break;
     }
@@ -1068,7 +1068,7 @@ Status Session::SetKernelArg(Reader& r) {
     default:
       return Status::Protocol("unknown kernel argument kind");
   }
-  if (!r.done() || index >= 1024) return Status::Protocol("malformed SetKernelArg");
+  if (!r.done() || index >= proto::kMaxKernelArgs) return Status::Protocol("malformed SetKernelArg");
   auto k = Lookup(id, ObjType::Kernel);
   if (!k.ok()) return AsyncFailure(Op::SetKernelArg, id, k.status()), Status::Ok();
   Entry& e = **k;

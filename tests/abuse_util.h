@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "proto/transport.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace rgpu::abuse {
@@ -102,14 +103,11 @@ inline bool ClosedByPeer(int fd, int ms) {
 }
 
 inline std::vector<uint8_t> HelloBody(const std::string& token, uint16_t features = 0) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u32(proto::kMagic);
-  w.u16(proto::kVersion);
-  w.u16(features);
-  w.str(token);
-  w.str("abuse_test");
-  return b;
+  proto::HelloRequest hello;
+  hello.features = features;
+  hello.token = token;
+  hello.client_name = "abuse_test";
+  return hello.Encode();
 }
 
 struct HelloResult {

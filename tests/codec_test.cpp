@@ -9,6 +9,7 @@
 
 #include "proto/info.h"
 #include "proto/liveness.h"
+#include "proto/messages.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 
@@ -124,6 +125,53 @@ TEST(Codec, InfoValuesKeepTheirValues) {
   uint8_t bad_kind[] = {9, 0, 0, 0, 0};
   Reader rb(bad_kind, sizeof(bad_kind));
   EXPECT_FALSE(DecodeInfo(rb, &v));
+}
+
+TEST(Messages, HelloBytesAreExact) {
+  HelloRequest h;
+  h.features = kFeatureHeartbeat | kFeatureShared;
+  h.token = "tk";
+  h.client_name = "c";
+  const std::vector<uint8_t> want = {0x52, 0x47, 0x50, 0x55,  // magic "RGPU"
+                                     0x01, 0x00,              // version 1
+                                     0x03, 0x00,              // features
+                                     0x02, 0x00, 0x00, 0x00, 't', 'k',
+                                     0x01, 0x00, 0x00, 0x00, 'c'};
+  ASSERT_EQ(kVersion, 1);
+  EXPECT_EQ(h.Encode(), want);
+}
+
+TEST(Messages, HelloRoundTripsAndRefusesWhatIsNotAHello) {
+  HelloRequest h;
+  h.version = 7;  // a version mismatch is the server's to answer, so it decodes
+  h.features = kFeatureShared;
+  h.token = std::string(kMaxTokenBytes, 'x');
+  h.client_name = "rgpu status";
+  const auto body = h.Encode();
+  Reader r(body.data(), body.size());
+  HelloRequest got;
+  ASSERT_TRUE(HelloRequest::Decode(r, &got));
+  EXPECT_TRUE(r.done());
+  EXPECT_EQ(got.version, 7);
+  EXPECT_EQ(got.features, kFeatureShared);
+  EXPECT_EQ(got.token, h.token);
+  EXPECT_EQ(got.client_name, "rgpu status");
+
+  auto refused = [](std::vector<uint8_t> b) {
+    Reader rr(b.data(), b.size());
+    HelloRequest x;
+    return !HelloRequest::Decode(rr, &x);
+  };
+  auto wrong_magic = body;
+  wrong_magic[0] ^= 1;
+  EXPECT_TRUE(refused(wrong_magic));
+  EXPECT_TRUE(refused(std::vector<uint8_t>(body.begin(), body.end() - 1)));  // name cut short
+  HelloRequest long_token = h;
+  long_token.token += 'x';  // one byte over the limit
+  EXPECT_TRUE(refused(long_token.Encode()));
+  HelloRequest long_name = h;
+  long_name.client_name = std::string(kMaxClientNameBytes + 1, 'n');
+  EXPECT_TRUE(refused(long_name.Encode()));
 }
 
 TEST(Codec, Addresses) {

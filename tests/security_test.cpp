@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proto/transport.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 using namespace rgpu;
@@ -46,14 +47,10 @@ class RawClient {
     auto s = proto::Connect(*addr, std::chrono::seconds(5));
     if (!s.ok()) return s.status();
     stream_ = std::move(s.value());
-    std::vector<uint8_t> b;
-    Writer w(&b);
-    w.u32(proto::kMagic);
-    w.u16(proto::kVersion);
-    w.u16(0);
-    w.str(token);
-    w.str("security_test");
-    Frame rep = Call(Op::Hello, b);
+    proto::HelloRequest hello;
+    hello.token = token;
+    hello.client_name = "security_test";
+    Frame rep = Call(Op::Hello, hello.Encode());
     Reader r(rep.body.data(), rep.body.size());
     int32_t code = r.i32();
     std::string msg = r.str();

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "proto/transport.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 #include "server/server.h"
 #include "server/session.h"
@@ -48,14 +49,10 @@ class Connection {
       Session session(server, next_id++, std::make_unique<proto::Stream>(fd), "session_test");
       session.Serve();
     });
-    std::vector<uint8_t> hello;
-    proto::Writer w(&hello);
-    w.u32(proto::kMagic);
-    w.u16(proto::kVersion);
-    w.u16(0);
-    w.str(token);
-    w.str("session_test");
-    hello_code_ = Call(Op::Hello, hello);
+    proto::HelloRequest hello;
+    hello.token = token;
+    hello.client_name = "session_test";
+    hello_code_ = Call(Op::Hello, hello.Encode());
   }
   ~Connection() {
     ::shutdown(fd_, SHUT_WR);

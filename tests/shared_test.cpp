@@ -30,6 +30,7 @@
 
 #include "proto/shared_region.h"
 #include "proto/transport.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 
 namespace {
@@ -214,14 +215,11 @@ class Raw {
     if (!s.ok()) return;
     stream_ = std::move(s.value());
     stream_->SetRecvTimeout(std::chrono::milliseconds(5000));
-    std::vector<uint8_t> body;
-    proto::Writer w(&body);
-    w.u32(proto::kMagic);
-    w.u16(proto::kVersion);
-    w.u16(proto::kFeatureShared);
-    w.str(Env("RGPU_TOKEN"));
-    w.str("shared_test raw");
-    Send(proto::Op::Hello, 1, body);
+    proto::HelloRequest hello;
+    hello.features = proto::kFeatureShared;
+    hello.token = Env("RGPU_TOKEN");
+    hello.client_name = "shared_test raw";
+    Send(proto::Op::Hello, 1, hello.Encode());
     proto::FrameHeader h;
     std::vector<uint8_t> rb;
     if (!stream_->RecvFrame(&h, &rb, 64 << 20).ok()) stream_.reset();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "proto/info.h"
+#include "proto/messages.h"
 #include "server/backend/backend.h"
 #include "server/backend/image_args.h"
 
@@ -316,7 +317,7 @@ class OpenCLBackend final : public Backend {
   // NULL value passes (buffers and __local). A first answer other than CL_INVALID_ARG_SIZE
   // ends the search, so a scalar costs about twice its size in calls and others one or two.
   static ArgShape ProbeArg(cl_kernel k, cl_uint i) {
-    constexpr size_t kMaxProbe = 4096;  // the wire's limit for a value argument
+    constexpr size_t kMaxProbe = proto::kMaxArgBytes;  // the wire's limit for a value argument
     static const std::vector<uint8_t> zeros(2 * kMaxProbe + 1, 0);
     ArgShape shape;
     const bool null_ok = clSetKernelArg(k, i, sizeof(cl_mem), nullptr) == CL_SUCCESS;

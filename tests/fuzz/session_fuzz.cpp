@@ -24,6 +24,7 @@
 
 #include "proto/shared_region.h"
 #include "proto/transport.h"
+#include "proto/messages.h"
 #include "proto/wire.h"
 #include "server/server.h"
 #include "server/session.h"
@@ -38,13 +39,9 @@ fake::FakeBackend* g_backend;
 uint64_t g_next_session = 1;
 
 std::vector<uint8_t> HelloFrame() {
-  std::vector<uint8_t> body;
-  proto::Writer w(&body);
-  w.u32(proto::kMagic);
-  w.u16(proto::kVersion);
-  w.u16(0);
-  w.str("");       // token: the anonymous tenant needs none
-  w.str("fuzz");   // client name
+  proto::HelloRequest hello;  // no token: the anonymous tenant needs none
+  hello.client_name = "fuzz";
+  const std::vector<uint8_t> body = hello.Encode();
   std::vector<uint8_t> frame(proto::kHeaderSize);
   proto::EncodeHeader(proto::FrameHeader{static_cast<uint32_t>(body.size()),
                                          static_cast<uint16_t>(proto::Op::Hello), 0, 1},
