@@ -215,7 +215,16 @@ json AsyncRate(ClSetup& cl, int launches) {
                 {"cpu_us_per_launch", (cpu2 - cpu0) * 1e6 / n}};
   };
   run(std::min(launches, 2000));  // warm-up: queues, first-launch compilation, buffers
-  json out = run(launches);
+  // A short burst (issue 12 asks for bursts of 100) is timed many times and reported by its
+  // median burst; a long one once.
+  const int repeats = launches >= 10000 ? 1 : 101;
+  std::vector<json> bursts;
+  for (int i = 0; i < repeats; ++i) bursts.push_back(run(launches));
+  std::sort(bursts.begin(), bursts.end(), [](const json& a, const json& b) {
+    return a["total_s"].get<double>() < b["total_s"].get<double>();
+  });
+  json out = bursts[bursts.size() / 2];
+  out["repeats"] = repeats;
   int value = 0;
   CL_CHECK(clEnqueueReadBuffer(cl.q, buf, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
   if (value != launches + std::min(launches, 2000))

@@ -530,101 +530,96 @@ void Connection::PumpFrames() {
   t_receiving = false;
 }
 
+std::shared_ptr<Connection::Pending> Connection::PendingFor(uint64_t tag, bool take_if_sink) {
+  std::lock_guard lk(mu_);
+  auto it = pending_.find(tag);
+  if (it == pending_.end()) return nullptr;
+  std::shared_ptr<Pending> p = it->second;
+  if (take_if_sink && p->sink) pending_.erase(it);
+  return p;
+}
+
 bool Connection::ReceiveFrame() {
   proto::BufferedReader& in = *in_;
-  std::vector<uint8_t>& body = rx_body_;
-  FrameHeader h;
-  uint8_t hdr[proto::kHeaderSize];
+  uint8_t hdr[proto::kHeaderSize] = {};
   Status s = in.Read(hdr, proto::kHeaderSize);
-  if (s.ok()) {
-    h = proto::DecodeHeader(hdr);
-    if (h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
-  }
-  // Read data goes straight into the application's memory when the sink allows it.
-  if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) &&
-      h.body_len >= 8) {
-    uint8_t offb[8];
-    s = in.Read(offb, 8);
-    const uint64_t off = proto::GetLE(offb, 8);
-    const size_t len = h.body_len - 8;
-    std::shared_ptr<Pending> p;
-    {
-      std::lock_guard lk(mu_);
-      auto it = pending_.find(h.tag);
-      if (it != pending_.end()) p = it->second;
-    }
-    const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
-    uint8_t* direct = (s.ok() && fits) ? p->sink->Direct(off, len) : nullptr;
-    if (direct) {
-      s = in.Read(direct, len);
-    } else if (s.ok()) {
-      body.resize(len);
-      if (len) s = in.Read(body.data(), len);
-      if (s.ok() && fits) p->sink->Data(off, body.data(), len);
-    }
-    if (!s.ok()) {
-      Fail(s.message());
-      return false;
-    }
-    return true;
-  }
-  if (s.ok()) {
-    body.resize(h.body_len);
-    if (h.body_len) s = in.Read(body.data(), h.body_len);
-  }
+  const FrameHeader h = proto::DecodeHeader(hdr);
+  if (s.ok() && h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
+  if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) && h.body_len >= 8)
+    s = ReceiveReadData(h);
+  else if (s.ok())
+    s = ReceiveBody(h);
   if (!s.ok()) {
     Fail(s.message());
     return false;
   }
-  const Op op = static_cast<Op>(h.op);
-  if (h.flags & proto::kFlagReply) {
-    std::shared_ptr<Pending> p;
-    {
-      std::lock_guard lk(mu_);
-      auto it = pending_.find(h.tag);
-      if (it != pending_.end()) p = it->second;
-      if (p && p->sink) pending_.erase(it);
-    }
-    if (!p) return true;
-    if (p->sink) {
-      p->sink->Done(ParseReply(std::move(body)).status);
-      body = {};
-      return true;
-    }
-    std::lock_guard lk(mu_);
-    p->reply = ParseReply(std::move(body));
-    body = {};
-    p->done.store(true, std::memory_order_release);
-    cv_.notify_all();
-    return true;
+  return true;
+}
+
+Status Connection::ReceiveReadData(const FrameHeader& h) {
+  // Read data goes straight into the application's memory when the sink allows it.
+  proto::BufferedReader& in = *in_;
+  uint8_t offb[8];
+  if (Status s = in.Read(offb, 8); !s.ok()) return s;
+  const uint64_t off = proto::GetLE(offb, 8);
+  const size_t len = h.body_len - 8;
+  std::shared_ptr<Pending> p = PendingFor(h.tag, false);
+  const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
+  if (uint8_t* direct = fits ? p->sink->Direct(off, len) : nullptr) return in.Read(direct, len);
+  rx_body_.resize(len);
+  if (len)
+    if (Status s = in.Read(rx_body_.data(), len); !s.ok()) return s;
+  if (fits) p->sink->Data(off, rx_body_.data(), len);
+  return Status::Ok();
+}
+
+Status Connection::ReceiveBody(const FrameHeader& h) {
+  std::vector<uint8_t>& body = rx_body_;
+  body.resize(h.body_len);
+  if (h.body_len)
+    if (Status s = in_->Read(body.data(), h.body_len); !s.ok()) return s;
+  if (!(h.flags & proto::kFlagReply)) return HandleNotice(h);
+  DeliverReply(h.tag);
+  return Status::Ok();
+}
+
+void Connection::DeliverReply(uint64_t tag) {
+  std::shared_ptr<Pending> p = PendingFor(tag, /*take_if_sink=*/true);
+  if (!p) return;
+  if (p->sink) {
+    p->sink->Done(ParseReply(std::move(rx_body_)).status);
+    rx_body_ = {};
+    return;
   }
-  Reader r(body.data(), body.size());
-  switch (op) {
-    case Op::ReadData: {
-      uint64_t off = r.u64();
+  std::lock_guard lk(mu_);
+  p->reply = ParseReply(std::move(rx_body_));
+  rx_body_ = {};
+  p->done.store(true, std::memory_order_release);
+  cv_.notify_all();
+}
+
+Status Connection::HandleNotice(const FrameHeader& h) {
+  Reader r(rx_body_.data(), rx_body_.size());
+  switch (static_cast<Op>(h.op)) {
+    case Op::ReadData: {  // data the fast path above did not take (a body under 8 bytes)
+      const uint64_t off = r.u64();
       size_t len = 0;
       const uint8_t* data = r.rest(&len);
-      std::shared_ptr<Pending> p;
-      {
-        std::lock_guard lk(mu_);
-        auto it = pending_.find(h.tag);
-        if (it != pending_.end()) p = it->second;
-      }
-      if (p && p->sink && off <= p->sink->size && len <= p->sink->size - off)
-        p->sink->Data(off, data, len);
+      std::shared_ptr<Pending> p = PendingFor(h.tag, false);
+      if (p && p->sink && off <= p->sink->size && len <= p->sink->size - off) p->sink->Data(off, data, len);
       break;
     }
     case Op::EventDone: {
-      uint64_t id = r.u64();
-      int32_t st = r.i32();
+      const uint64_t id = r.u64();
+      const int32_t st = r.i32();
       if (r.ok() && on_event_done) on_event_done(id, st);
       break;
     }
     case Op::AsyncError: {
-      uint16_t aop = r.u16();
-      uint64_t id = r.u64();
-      int32_t code = r.i32();
-      std::string msg = r.str(1 << 16);
+      const uint16_t aop = r.u16();
+      const uint64_t id = r.u64();
+      const int32_t code = r.i32();
+      const std::string msg = r.str(1 << 16);
       if (getenv("RGPU_DEBUG"))
         std::fprintf(stderr, "rgpu: %s (id %llu) failed on the server: %s\n", proto::OpName(aop),
                      static_cast<unsigned long long>(id), msg.c_str());
@@ -634,15 +629,14 @@ bool Connection::ReceiveFrame() {
     case Op::Heartbeat:  // a sign of life only; WatchLoop saw its bytes arrive
       break;
     case Op::Goodbye: {
-      std::string why = r.str(1 << 16);
+      const std::string why = r.str(1 << 16);
       std::fprintf(stderr, "rgpu: server %s ended the session: %s\n", address_.c_str(), why.c_str());
-      Fail("server ended the session: " + why);
-      return false;
+      return Status::Protocol("server ended the session: " + why);
     }
     default:
       break;
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace rgpu::client

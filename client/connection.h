@@ -149,6 +149,12 @@ class Connection {
   // Reads and handles one frame from in_ (requires recv_mu_); false once the connection
   // failed or the server ended it.
   bool ReceiveFrame();
+  // Its parts: ReadData straight into the sink's memory where it can go; any other frame's
+  // body, then a reply to its waiter or a notice (events, errors, Goodbye) to its handler.
+  Status ReceiveReadData(const proto::FrameHeader& h);
+  Status ReceiveBody(const proto::FrameHeader& h);
+  void DeliverReply(uint64_t tag);
+  Status HandleNotice(const proto::FrameHeader& h);
   // Handles the frames that can be read now without waiting, unless another thread is
   // reading (requires nothing; takes recv_mu_ if free).
   void PumpFrames();
@@ -189,6 +195,9 @@ class Connection {
   };
   std::mutex mu_;
   std::condition_variable cv_;
+  // The request waiting for `tag`'s answer; with take_if_sink, removed if a sink takes it
+  // (a sink's reply is its last frame).
+  std::shared_ptr<Pending> PendingFor(uint64_t tag, bool take_if_sink);
   std::unordered_map<uint64_t, std::shared_ptr<Pending>> pending_;  // GUARDED_BY(mu_)
 
   std::chrono::milliseconds heartbeat_interval_{0}, peer_timeout_{0};  // 0: not spoken

@@ -5,6 +5,7 @@
 
 #include "client/enqueue_common.h"
 #include "client/enqueue_shared.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -102,9 +103,14 @@ size_t RectExtent(const size_t* origin, const size_t* region, size_t row, size_t
          region[0];
 }
 
-void PutTriple(Writer& w, const size_t* v) {
-  for (int i = 0; i < 3; ++i) w.u64(v[i]);
+proto::Triple ToTriple(const size_t* v) { return {v[0], v[1], v[2]}; }
+
+namespace {
+proto::BufferRectRequest BufferRect(cl_mem m, const size_t* origin, const size_t* region, size_t row,
+                                    size_t slice) {
+  return proto::BufferRectRequest{m->id, ToTriple(origin), ToTriple(region), row, slice};
 }
+}  // namespace
 
 namespace {
 // A read without the host-access rule: clEnqueueMapBuffer reads a CL_MEM_HOST_WRITE_ONLY
@@ -121,9 +127,7 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
     else Drop(e);
     return rc;
   }
-  c.w.u64(m->id);
-  c.w.u64(off);
-  c.w.u64(size);
+  proto::ReadBufferRequest{m->id, off, size}.EncodeTo(c.w);
   cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
   auto sink = std::make_shared<LinearSink>();
   sink->size = size;
@@ -163,9 +167,7 @@ cl_int WritePieces(cl_command_queue q, cl_mem m, size_t off, size_t size, const 
     std::vector<uint8_t> body;
     Writer w(&body);
     PutCommandHeader(w, q, i + 1 == pieces ? event_id : 0, i == 0 ? n : 0, i == 0 ? list : nullptr);
-    w.u64(m->id);
-    w.u64(off + at);
-    w.u64(len);
+    proto::WriteBufferRequest{m->id, off + at, len}.EncodeTo(w);
     if (!q->conn().Send(Op::WriteBuffer, body, src + at, len).ok()) return CL_OUT_OF_RESOURCES;
   }
   return CL_SUCCESS;
@@ -192,9 +194,7 @@ cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
     Finish(c, CL_COMMAND_WRITE_BUFFER, event);
     return CL_SUCCESS;
   }
-  c.w.u64(m->id);
-  c.w.u64(off);
-  c.w.u64(size);
+  proto::WriteBufferRequest{m->id, off, size}.EncodeTo(c.w);
   if (!q->conn().Send(Op::WriteBuffer, c.body, ptr, size).ok()) return CL_OUT_OF_RESOURCES;
   // A blocking write may return once the data is copied (the specification's words).
   (void)blocking;
@@ -212,11 +212,7 @@ cl_int EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_
     return CL_INVALID_VALUE;
   // CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same and the regions overlap
   if (src == dst && src_off < dst_off + size && dst_off < src_off + size) return CL_MEM_COPY_OVERLAP;
-  c.w.u64(src->id);
-  c.w.u64(dst->id);
-  c.w.u64(src_off);
-  c.w.u64(dst_off);
-  c.w.u64(size);
+  proto::CopyBufferRequest{src->id, dst->id, src_off, dst_off, size}.EncodeTo(c.w);
   if (!q->conn().Send(Op::CopyBuffer, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_COPY_BUFFER, event);
   return CL_SUCCESS;
@@ -237,11 +233,7 @@ cl_int EnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
   // CL_INVALID_OPERATION if clEnqueueReadBufferRect is called on buffer which has been
   // created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS
   if (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
-  c.w.u64(m->id);
-  PutTriple(c.w, buffer_origin);
-  PutTriple(c.w, region);
-  c.w.u64(buffer_row);
-  c.w.u64(buffer_slice);
+  BufferRect(m, buffer_origin, region, buffer_row, buffer_slice).EncodeTo(c.w);
   cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER_RECT, event,
                          RangeOf(ptr, RectExtent(host_origin, region, host_row, host_slice)));
   auto sink = std::make_shared<RectSink>();
@@ -284,12 +276,9 @@ cl_int EnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking,
                   region[0]);
       out += region[0];
     }
-  c.w.u64(m->id);
-  PutTriple(c.w, buffer_origin);
-  PutTriple(c.w, region);
-  c.w.u64(buffer_row);
-  c.w.u64(buffer_slice);
-  c.w.u64(packed.size());
+  proto::WriteBufferRectRequest{BufferRect(m, buffer_origin, region, buffer_row, buffer_slice),
+                                packed.size()}
+      .EncodeTo(c.w);
   if (!q->conn().Send(Op::WriteBufferRect, c.body, packed.data(), packed.size()).ok())
     return CL_OUT_OF_RESOURCES;
   (void)blocking;
@@ -311,15 +300,9 @@ cl_int EnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst, const s
   if (RectExtent(src_origin, region, src_row, src_slice) > src->size ||
       RectExtent(dst_origin, region, dst_row, dst_slice) > dst->size)
     return CL_INVALID_VALUE;
-  c.w.u64(src->id);
-  c.w.u64(dst->id);
-  PutTriple(c.w, src_origin);
-  PutTriple(c.w, dst_origin);
-  PutTriple(c.w, region);
-  c.w.u64(src_row);
-  c.w.u64(src_slice);
-  c.w.u64(dst_row);
-  c.w.u64(dst_slice);
+  proto::CopyBufferRectRequest{src->id, dst->id, ToTriple(src_origin), ToTriple(dst_origin),
+                               ToTriple(region), src_row, src_slice, dst_row, dst_slice}
+      .EncodeTo(c.w);
   if (!q->conn().Send(Op::CopyBufferRect, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_COPY_BUFFER_RECT, event);
   return CL_SUCCESS;
@@ -335,10 +318,8 @@ cl_int EnqueueFillBuffer(cl_command_queue q, cl_mem m, const void* pattern, size
   if (!pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
       off % pattern_size || size % pattern_size || !InBounds(m, off, size))
     return CL_INVALID_VALUE;
-  c.w.u64(m->id);
-  c.w.bytes(pattern, pattern_size);
-  c.w.u64(off);
-  c.w.u64(size);
+  const auto* pat = static_cast<const uint8_t*>(pattern);
+  proto::FillBufferRequest{m->id, {pat, pat + pattern_size}, off, size}.EncodeTo(c.w);
   if (!q->conn().Send(Op::FillBuffer, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_FILL_BUFFER, event);
   return CL_SUCCESS;
@@ -480,13 +461,17 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
     if (total > q->device->Get<size_t>(CL_DEVICE_MAX_WORK_GROUP_SIZE, SIZE_MAX))
       return CL_INVALID_WORK_GROUP_SIZE;
   }
-  c.w.u64(k->id);
-  c.w.u32(dims);
-  c.w.u8(offset ? 1 : 0);
-  c.w.u8(local ? 1 : 0);
-  for (int i = 0; i < 3; ++i) c.w.u64(offset && i < static_cast<int>(dims) ? offset[i] : 0);
-  for (int i = 0; i < 3; ++i) c.w.u64(i < static_cast<int>(dims) ? global[i] : 1);
-  for (int i = 0; i < 3; ++i) c.w.u64(local && i < static_cast<int>(dims) ? local[i] : 1);
+  proto::NDRangeKernelRequest launch;
+  launch.kernel = k->id;
+  launch.dims = dims;
+  launch.has_offset = offset != nullptr;
+  launch.has_local = local != nullptr;
+  for (cl_uint i = 0; i < dims; ++i) {
+    if (offset) launch.offset[i] = offset[i];
+    launch.global[i] = global[i];
+    if (local) launch.local[i] = local[i];
+  }
+  launch.EncodeTo(c.w);
   if (!q->conn().Send(Op::NDRangeKernel, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_NDRANGE_KERNEL, event);
   return CL_SUCCESS;
@@ -541,11 +526,14 @@ cl_int EnqueueMigrateMemObjects(cl_command_queue q, cl_uint num, const cl_mem* m
   if (num == 0 || !mems ||
       (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
     return CL_INVALID_VALUE;
-  for (cl_uint i = 0; i < num; ++i)
+  // More objects than one request may name (rgpud would end the session over it).
+  if (num > proto::kMaxMigrateObjects) return CL_OUT_OF_RESOURCES;
+  proto::MigrateMemObjectsRequest migrate{flags, {}};
+  for (cl_uint i = 0; i < num; ++i) {
     if (cl_int rc = CheckMem(q, mems[i]); rc != CL_SUCCESS) return rc;
-  c.w.u64(flags);
-  c.w.u32(num);
-  for (cl_uint i = 0; i < num; ++i) c.w.u64(mems[i]->id);
+    migrate.mems.push_back(mems[i]->id);
+  }
+  migrate.EncodeTo(c.w);
   if (!q->conn().Send(Op::MigrateMemObjects, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_MIGRATE_MEM_OBJECTS, event);
   return CL_SUCCESS;

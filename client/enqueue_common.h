@@ -3,6 +3,7 @@
 #pragma once
 
 #include "client/icd.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -22,7 +23,8 @@ cl_int CheckMem(cl_command_queue q, cl_mem m);
 cl_event ReadEvent(Command& c, cl_command_type type, cl_event* event, HostRange into);
 cl_int StartRead(Command& c, proto::Op op, std::shared_ptr<ReadSink> sink, cl_event e,
                  cl_bool blocking, cl_command_type type, cl_event* event);
-void PutTriple(proto::Writer& w, const size_t* v);
+// An origin, region or range as the typed messages carry it (proto/messages.h).
+proto::Triple ToTriple(const size_t* v);
 // clEnqueueUnmapMemObject of an image mapped for writing: writes the mapped region back.
 cl_int WriteMappedImage(cl_command_queue q, cl_mem m, const Mapping& map, cl_uint n,
                         const cl_event* list, cl_event* event);

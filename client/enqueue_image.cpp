@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "client/enqueue_common.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -71,10 +72,8 @@ size_t HostExtent(const size_t* region, size_t row_bytes, size_t y, size_t z) {
   return (region[2] - 1) * z + (region[1] - 1) * y + row_bytes;
 }
 
-void PutImageHeader(Command& c, cl_mem m, const size_t* origin, const size_t* region) {
-  c.w.u64(m->id);
-  PutTriple(c.w, origin);
-  PutTriple(c.w, region);
+proto::ImageTransferRequest ImageTransfer(cl_mem m, const size_t* origin, const size_t* region) {
+  return {m->id, ToTriple(origin), ToTriple(region)};
 }
 
 // A read without the host-access rule (clEnqueueMapImage for CL_MAP_WRITE reads too).
@@ -83,7 +82,7 @@ cl_int ReadImageInto(cl_command_queue q, cl_mem m, cl_bool blocking, const size_
                      const cl_event* list, cl_event* event) {
   Command c;
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
-  PutImageHeader(c, m, origin, region);
+  ImageTransfer(m, origin, region).EncodeTo(c.w);
   const size_t row_bytes = region[0] * m->image->element_size;
   cl_event e = ReadEvent(c, CL_COMMAND_READ_IMAGE, event, RangeOf(ptr, HostExtent(region, row_bytes, y, z)));
   auto sink = std::make_shared<RectSink>();
@@ -114,8 +113,7 @@ cl_int WriteImageFrom(cl_command_queue q, cl_mem m, const size_t* origin, const 
   for (size_t k = 0; k < region[2]; ++k)
     for (size_t j = 0; j < region[1]; ++j)
       std::memcpy(packed.data() + (k * region[1] + j) * row_bytes, host + k * z + j * y, row_bytes);
-  PutImageHeader(c, m, origin, region);
-  c.w.u64(packed.size());
+  proto::WriteImageRequest{ImageTransfer(m, origin, region), packed.size()}.EncodeTo(c.w);
   if (!q->conn().Send(Op::WriteImage, c.body, packed.data(), packed.size()).ok())
     return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_WRITE_IMAGE, event);
@@ -179,11 +177,8 @@ cl_int EnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst, const size_t
     return CL_IMAGE_FORMAT_MISMATCH;
   if (!RegionValid(src, src_origin, region) || !RegionValid(dst, dst_origin, region))
     return CL_INVALID_VALUE;
-  c.w.u64(src->id);
-  c.w.u64(dst->id);
-  PutTriple(c.w, src_origin);
-  PutTriple(c.w, dst_origin);
-  PutTriple(c.w, region);
+  proto::CopyImageRequest{src->id, dst->id, ToTriple(src_origin), ToTriple(dst_origin), ToTriple(region)}
+      .EncodeTo(c.w);
   if (!q->conn().Send(Op::CopyImage, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_COPY_IMAGE, event);
   return CL_SUCCESS;
@@ -202,11 +197,8 @@ cl_int EnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl_mem dst, cons
   if (!RegionValid(src, src_origin, region)) return CL_INVALID_VALUE;
   const size_t bytes = region[0] * region[1] * region[2] * src->image->element_size;
   if (dst_offset > dst->size || bytes > dst->size - dst_offset) return CL_INVALID_VALUE;
-  c.w.u64(src->id);
-  c.w.u64(dst->id);
-  PutTriple(c.w, src_origin);
-  PutTriple(c.w, region);
-  c.w.u64(dst_offset);
+  proto::CopyImageToBufferRequest{src->id, dst->id, ToTriple(src_origin), ToTriple(region), dst_offset}
+      .EncodeTo(c.w);
   if (!q->conn().Send(Op::CopyImageToBuffer, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_COPY_IMAGE_TO_BUFFER, event);
   return CL_SUCCESS;
@@ -222,11 +214,8 @@ cl_int EnqueueCopyBufferToImage(cl_command_queue q, cl_mem src, cl_mem dst, size
   if (!RegionValid(dst, dst_origin, region)) return CL_INVALID_VALUE;
   const size_t bytes = region[0] * region[1] * region[2] * dst->image->element_size;
   if (src_offset > src->size || bytes > src->size - src_offset) return CL_INVALID_VALUE;
-  c.w.u64(src->id);
-  c.w.u64(dst->id);
-  c.w.u64(src_offset);
-  PutTriple(c.w, dst_origin);
-  PutTriple(c.w, region);
+  proto::CopyBufferToImageRequest{src->id, dst->id, src_offset, ToTriple(dst_origin), ToTriple(region)}
+      .EncodeTo(c.w);
   if (!q->conn().Send(Op::CopyBufferToImage, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_COPY_BUFFER_TO_IMAGE, event);
   return CL_SUCCESS;
@@ -239,10 +228,9 @@ cl_int EnqueueFillImage(cl_command_queue q, cl_mem m, const void* color, const s
   if (cl_int rc = CheckImage(q, m); rc != CL_SUCCESS) return rc;
   // CL_INVALID_VALUE if fill_color is NULL, or the region is out of bounds
   if (!color || !RegionValid(m, origin, region)) return CL_INVALID_VALUE;
-  c.w.u64(m->id);
-  c.w.bytes(color, 16);  // a float4, int4 or uint4, whichever the image's type takes
-  PutTriple(c.w, origin);
-  PutTriple(c.w, region);
+  proto::FillImageRequest fill{m->id, {}, ToTriple(origin), ToTriple(region)};
+  std::memcpy(fill.color.data(), color, 16);  // a float4, int4 or uint4, whichever the image takes
+  fill.EncodeTo(c.w);
   if (!q->conn().Send(Op::FillImage, c.body).ok()) return CL_OUT_OF_RESOURCES;
   Finish(c, CL_COMMAND_FILL_IMAGE, event);
   return CL_SUCCESS;

@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "client/enqueue_shared.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -27,10 +28,7 @@ std::vector<uint8_t> SlotRequest(cl_command_queue q, cl_mem m, size_t chunk, siz
   Writer w(&body);
   const bool first = chunk == 0, last = chunk + 1 == chunks;
   PutCommandHeader(w, q, last ? event_id : 0, first ? n : 0, first ? list : nullptr);
-  w.u64(m->id);
-  w.u64(at);
-  w.u64(len);
-  w.u64(region_off);
+  proto::SharedTransferRequest{m->id, at, len, region_off}.EncodeTo(w);
   return body;
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "client/icd.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -171,10 +172,12 @@ cl_int CheckWaitList(cl_context ctx, cl_uint n, const cl_event* list) {
 
 void PutCommandHeader(Writer& w, cl_command_queue q, uint64_t event_id, cl_uint n,
                       const cl_event* list) {
-  w.u64(q->id);
-  w.u64(event_id);
-  w.u32(n);
-  for (cl_uint i = 0; i < n; ++i) w.u64(list[i]->id);
+  proto::CommandHeader h;
+  h.queue = q->id;
+  h.event = event_id;
+  h.waits.reserve(n);
+  for (cl_uint i = 0; i < n; ++i) h.waits.push_back(list[i]->id);
+  h.EncodeTo(w);
 }
 
 void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list, HostRange data) {

@@ -2,11 +2,14 @@
 // write, with the limits both ends must agree on named beside it. A message's Encode gives
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
-// Only Hello is typed so far (issue 10 moves the other operations here one by one); the
+// Typed so far: Hello and every buffer, image and kernel command (clEnqueue*), each as its
+// command header and its own fields (issue 10 moves the other operations here one by one); the
 // layouts of the rest are in docs/protocol.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,8 @@ inline constexpr uint32_t kMaxNameBytes = 4096;        // a kernel's or an embed
 inline constexpr uint32_t kMaxOptionBytes = 65536;     // build, compile and link options
 inline constexpr uint32_t kMaxHeaders = 1024;          // CompileProgram: embedded headers
 inline constexpr uint32_t kMaxLinkInputs = 1024;       // LinkProgram: input programs
+inline constexpr uint32_t kMaxPatternBytes = 128;      // FillBuffer: the pattern (OpenCL's limit)
+inline constexpr uint32_t kMaxMigrateObjects = 4096;   // MigrateMemObjects: memory objects
 
 // Hello: the first request of every connection.
 //   u32 magic | u16 version | u16 features | str token | str client_name
@@ -51,6 +56,410 @@ struct HelloRequest {
     out->token = r.str(kMaxTokenBytes);
     out->client_name = r.str(kMaxClientNameBytes);
     return r.ok() && magic == kMagic;
+  }
+};
+
+
+using Triple = std::array<uint64_t, 3>;
+
+inline void PutTriple(Writer& w, const Triple& v) {
+  for (uint64_t x : v) w.u64(x);
+}
+inline Triple GetTriple(Reader& r) { return {r.u64(), r.u64(), r.u64()}; }
+
+// Every command (clEnqueue*) starts with this: the queue, the id the client chose for the
+// command's event (0: the application asked for none), and the events it waits for.
+//   u64 queue | u64 event | u32 n | n x u64 wait event
+struct CommandHeader {
+  uint64_t queue = 0;
+  uint64_t event = 0;
+  std::vector<uint64_t> waits;
+
+  bool operator==(const CommandHeader&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(queue);
+    w.u64(event);
+    w.u32(static_cast<uint32_t>(waits.size()));
+    for (uint64_t e : waits) w.u64(e);
+  }
+  static bool Decode(Reader& r, CommandHeader* out) {
+    out->queue = r.u64();
+    out->event = r.u64();
+    out->waits.resize(r.count(kMaxWaitList, 8));
+    for (auto& e : out->waits) e = r.u64();
+    return r.ok();
+  }
+};
+
+// The fields after the command header, one struct per operation. EncodeTo appends them to a
+// body that holds the header; Decode reads them from the rest of the body. Decode does not
+// check that the body ends: WriteBuffer and WriteBufferRect are followed by their data.
+
+// WriteBuffer: `size` bytes at `offset`. The data follows the fields; any part of it that
+// does not fit in the frame arrived before it, as PutData frames (the tail is the rest).
+//   u64 mem | u64 offset | u64 size | data tail
+struct WriteBufferRequest {
+  uint64_t mem = 0, offset = 0, size = 0;
+
+  bool operator==(const WriteBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(offset);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, WriteBufferRequest* out) {
+    out->mem = r.u64();
+    out->offset = r.u64();
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// ReadBuffer: `size` bytes at `offset`, answered by ReadData frames, then the reply.
+//   u64 mem | u64 offset | u64 size
+struct ReadBufferRequest {
+  uint64_t mem = 0, offset = 0, size = 0;
+
+  bool operator==(const ReadBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(offset);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, ReadBufferRequest* out) {
+    out->mem = r.u64();
+    out->offset = r.u64();
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// CopyBuffer.   u64 src | u64 dst | u64 src_offset | u64 dst_offset | u64 size
+struct CopyBufferRequest {
+  uint64_t src = 0, dst = 0, src_offset = 0, dst_offset = 0, size = 0;
+
+  bool operator==(const CopyBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(src);
+    w.u64(dst);
+    w.u64(src_offset);
+    w.u64(dst_offset);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, CopyBufferRequest* out) {
+    out->src = r.u64();
+    out->dst = r.u64();
+    out->src_offset = r.u64();
+    out->dst_offset = r.u64();
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// ReadBufferRect and WriteBufferRect: the buffer's side of the rectangle. The host's side is
+// packed tightly (pitches follow from the region): the client packs and unpacks it.
+//   u64 mem | 3 x u64 origin | 3 x u64 region | u64 row_pitch | u64 slice_pitch
+//   WriteBufferRect adds: u64 size (region[0] * region[1] * region[2]) | data tail
+struct BufferRectRequest {
+  uint64_t mem = 0;
+  Triple origin{}, region{1, 1, 1};
+  uint64_t row_pitch = 0, slice_pitch = 0;
+
+  uint64_t PackedSize() const { return region[0] * region[1] * region[2]; }
+  bool operator==(const BufferRectRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    PutTriple(w, origin);
+    PutTriple(w, region);
+    w.u64(row_pitch);
+    w.u64(slice_pitch);
+  }
+  static bool Decode(Reader& r, BufferRectRequest* out) {
+    out->mem = r.u64();
+    out->origin = GetTriple(r);
+    out->region = GetTriple(r);
+    out->row_pitch = r.u64();
+    out->slice_pitch = r.u64();
+    return r.ok();
+  }
+};
+struct WriteBufferRectRequest {
+  BufferRectRequest rect;
+  uint64_t size = 0;  // of the data that follows; must be rect.PackedSize()
+
+  bool operator==(const WriteBufferRectRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    rect.EncodeTo(w);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, WriteBufferRectRequest* out) {
+    BufferRectRequest::Decode(r, &out->rect);
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// CopyBufferRect.
+//   u64 src | u64 dst | 3 x u64 src_origin | 3 x u64 dst_origin | 3 x u64 region |
+//   u64 src_row_pitch | u64 src_slice_pitch | u64 dst_row_pitch | u64 dst_slice_pitch
+struct CopyBufferRectRequest {
+  uint64_t src = 0, dst = 0;
+  Triple src_origin{}, dst_origin{}, region{1, 1, 1};
+  uint64_t src_row_pitch = 0, src_slice_pitch = 0, dst_row_pitch = 0, dst_slice_pitch = 0;
+
+  bool operator==(const CopyBufferRectRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(src);
+    w.u64(dst);
+    PutTriple(w, src_origin);
+    PutTriple(w, dst_origin);
+    PutTriple(w, region);
+    w.u64(src_row_pitch);
+    w.u64(src_slice_pitch);
+    w.u64(dst_row_pitch);
+    w.u64(dst_slice_pitch);
+  }
+  static bool Decode(Reader& r, CopyBufferRectRequest* out) {
+    out->src = r.u64();
+    out->dst = r.u64();
+    out->src_origin = GetTriple(r);
+    out->dst_origin = GetTriple(r);
+    out->region = GetTriple(r);
+    out->src_row_pitch = r.u64();
+    out->src_slice_pitch = r.u64();
+    out->dst_row_pitch = r.u64();
+    out->dst_slice_pitch = r.u64();
+    return r.ok();
+  }
+};
+
+// FillBuffer.   u64 mem | bytes pattern (at most kMaxPatternBytes) | u64 offset | u64 size
+struct FillBufferRequest {
+  uint64_t mem = 0;
+  std::vector<uint8_t> pattern;
+  uint64_t offset = 0, size = 0;
+
+  bool operator==(const FillBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.bytes(pattern.data(), pattern.size());
+    w.u64(offset);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, FillBufferRequest* out) {
+    out->mem = r.u64();
+    const std::string_view p = r.bytes(kMaxPatternBytes);
+    out->pattern.assign(p.begin(), p.end());
+    out->offset = r.u64();
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// NDRangeKernel: the kernel runs with the arguments set on it so far (SetKernelArg). Unused
+// dimensions are sent as offset 0, global 1, local 1; offset and local as zeros / ones when
+// the application gave none (has_offset, has_local say whether it did).
+//   u64 kernel | u32 dims | u8 has_offset | u8 has_local | 3 x u64 offset |
+//   3 x u64 global | 3 x u64 local
+struct NDRangeKernelRequest {
+  uint64_t kernel = 0;
+  uint32_t dims = 1;
+  bool has_offset = false, has_local = false;
+  Triple offset{}, global{1, 1, 1}, local{1, 1, 1};
+
+  bool operator==(const NDRangeKernelRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(kernel);
+    w.u32(dims);
+    w.u8(has_offset ? 1 : 0);
+    w.u8(has_local ? 1 : 0);
+    PutTriple(w, offset);
+    PutTriple(w, global);
+    PutTriple(w, local);
+  }
+  static bool Decode(Reader& r, NDRangeKernelRequest* out) {
+    out->kernel = r.u64();
+    out->dims = r.u32();
+    out->has_offset = r.u8() != 0;
+    out->has_local = r.u8() != 0;
+    out->offset = GetTriple(r);
+    out->global = GetTriple(r);
+    out->local = GetTriple(r);
+    return r.ok();
+  }
+};
+
+// MigrateMemObjects.   u64 flags | u32 n | n x u64 mem
+struct MigrateMemObjectsRequest {
+  uint64_t flags = 0;
+  std::vector<uint64_t> mems;
+
+  bool operator==(const MigrateMemObjectsRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(flags);
+    w.u32(static_cast<uint32_t>(mems.size()));
+    for (uint64_t m : mems) w.u64(m);
+  }
+  static bool Decode(Reader& r, MigrateMemObjectsRequest* out) {
+    out->flags = r.u64();
+    out->mems.resize(r.count(kMaxMigrateObjects, 8));
+    for (auto& m : out->mems) m = r.u64();
+    return r.ok();
+  }
+};
+
+// WriteBuffer and ReadBuffer with kFlagShared: the data is at `region_offset` of the shared
+// region (AttachShared), not in the frame.
+//   u64 mem | u64 offset | u64 size | u64 region_offset
+struct SharedTransferRequest {
+  uint64_t mem = 0, offset = 0, size = 0, region_offset = 0;
+
+  bool operator==(const SharedTransferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(offset);
+    w.u64(size);
+    w.u64(region_offset);
+  }
+  static bool Decode(Reader& r, SharedTransferRequest* out) {
+    out->mem = r.u64();
+    out->offset = r.u64();
+    out->size = r.u64();
+    out->region_offset = r.u64();
+    return r.ok();
+  }
+};
+
+// Image commands. An image region is an origin and a region in pixels (rows, then slices
+// or layers); the host's side of ReadImage and WriteImage is packed (the client packs and
+// unpacks it), so its size is region[0] * region[1] * region[2] * the image's pixel size.
+//   ReadImage:  u64 image | 3 x u64 origin | 3 x u64 region
+//   WriteImage: the same, then u64 size | data tail (as WriteBuffer)
+struct ImageTransferRequest {
+  uint64_t image = 0;
+  Triple origin{}, region{1, 1, 1};
+
+  bool operator==(const ImageTransferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(image);
+    PutTriple(w, origin);
+    PutTriple(w, region);
+  }
+  static bool Decode(Reader& r, ImageTransferRequest* out) {
+    out->image = r.u64();
+    out->origin = GetTriple(r);
+    out->region = GetTriple(r);
+    return r.ok();
+  }
+};
+struct WriteImageRequest {
+  ImageTransferRequest to;
+  uint64_t size = 0;  // of the data that follows
+
+  bool operator==(const WriteImageRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    to.EncodeTo(w);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, WriteImageRequest* out) {
+    ImageTransferRequest::Decode(r, &out->to);
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// CopyImage.   u64 src | u64 dst | 3 x u64 src_origin | 3 x u64 dst_origin | 3 x u64 region
+struct CopyImageRequest {
+  uint64_t src = 0, dst = 0;
+  Triple src_origin{}, dst_origin{}, region{1, 1, 1};
+
+  bool operator==(const CopyImageRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(src);
+    w.u64(dst);
+    PutTriple(w, src_origin);
+    PutTriple(w, dst_origin);
+    PutTriple(w, region);
+  }
+  static bool Decode(Reader& r, CopyImageRequest* out) {
+    out->src = r.u64();
+    out->dst = r.u64();
+    out->src_origin = GetTriple(r);
+    out->dst_origin = GetTriple(r);
+    out->region = GetTriple(r);
+    return r.ok();
+  }
+};
+
+// CopyImageToBuffer.   u64 image | u64 buffer | 3 x u64 origin | 3 x u64 region | u64 offset
+struct CopyImageToBufferRequest {
+  uint64_t image = 0, buffer = 0;
+  Triple origin{}, region{1, 1, 1};
+  uint64_t offset = 0;
+
+  bool operator==(const CopyImageToBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(image);
+    w.u64(buffer);
+    PutTriple(w, origin);
+    PutTriple(w, region);
+    w.u64(offset);
+  }
+  static bool Decode(Reader& r, CopyImageToBufferRequest* out) {
+    out->image = r.u64();
+    out->buffer = r.u64();
+    out->origin = GetTriple(r);
+    out->region = GetTriple(r);
+    out->offset = r.u64();
+    return r.ok();
+  }
+};
+
+// CopyBufferToImage.   u64 buffer | u64 image | u64 offset | 3 x u64 origin | 3 x u64 region
+struct CopyBufferToImageRequest {
+  uint64_t buffer = 0, image = 0, offset = 0;
+  Triple origin{}, region{1, 1, 1};
+
+  bool operator==(const CopyBufferToImageRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(buffer);
+    w.u64(image);
+    w.u64(offset);
+    PutTriple(w, origin);
+    PutTriple(w, region);
+  }
+  static bool Decode(Reader& r, CopyBufferToImageRequest* out) {
+    out->buffer = r.u64();
+    out->image = r.u64();
+    out->offset = r.u64();
+    out->origin = GetTriple(r);
+    out->region = GetTriple(r);
+    return r.ok();
+  }
+};
+
+// FillImage: the color as the image's type takes it (a float4, int4 or uint4: 16 bytes).
+//   u64 image | bytes color (exactly 16) | 3 x u64 origin | 3 x u64 region
+struct FillImageRequest {
+  uint64_t image = 0;
+  std::array<uint8_t, 16> color{};
+  Triple origin{}, region{1, 1, 1};
+
+  bool operator==(const FillImageRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(image);
+    w.bytes(color.data(), color.size());
+    PutTriple(w, origin);
+    PutTriple(w, region);
+  }
+  static bool Decode(Reader& r, FillImageRequest* out) {
+    out->image = r.u64();
+    const std::string_view c = r.bytes(16);
+    if (c.size() != 16) r.fail();
+    else std::memcpy(out->color.data(), c.data(), 16);
+    out->origin = GetTriple(r);
+    out->region = GetTriple(r);
+    return r.ok();
   }
 };
 

@@ -124,113 +124,133 @@ Result<uint64_t> ParseBytes(const std::string& text) {
   return n * mul;
 }
 
+namespace {
+
+Status LoadServer(const std::string& path, const toml::table& server, ServerOptions* opt) {
+  if (Status s = CheckKeys(path, server, "[server]", {"listen", "name", "metrics", "insecure"}); !s.ok())
+    return s;
+  if (auto v = server["listen"].value<std::string>()) opt->listen = *v;
+  if (auto v = server["name"].value<std::string>()) opt->name = *v;
+  if (auto v = server["metrics"].value<std::string>()) opt->metrics = *v;
+  if (auto v = server["insecure"].value<bool>()) opt->insecure = *v;
+  return Status::Ok();
+}
+
+Status LoadTls(const std::string& path, const toml::table& tls, ServerOptions* opt) {
+  if (Status s = CheckKeys(path, tls, "[tls]", {"cert", "key", "client_ca"}); !s.ok()) return s;
+  opt->tls_cert = tls["cert"].value_or(std::string());
+  opt->tls_key = tls["key"].value_or(std::string());
+  opt->tls_client_ca = tls["client_ca"].value_or(std::string());
+  if (opt->tls_cert.empty() != opt->tls_key.empty()) return Bad(path, "[tls] needs both cert and key");
+  if (!opt->tls_client_ca.empty() && opt->tls_cert.empty())
+    return Bad(path, "[tls] client_ca needs cert and key too");
+  return Status::Ok();
+}
+
+Status LoadLimits(const std::string& path, const toml::table& limits, ServerOptions* opt) {
+  if (Status s = CheckKeys(path, limits, "[limits]",
+                           {"max_frame", "max_objects_per_session", "max_staging",
+                            "max_commands_in_flight", "max_outbox", "stop_grace_seconds",
+                            "hello_timeout_seconds", "max_unauthenticated",
+                            "max_unauthenticated_per_address", "auth_delay_ms",
+                            "auth_block_after", "auth_block_seconds", "peer_timeout_seconds"});
+      !s.ok())
+    return s;
+  auto bytes = [&](const char* key, auto* field) -> Status {
+    const toml::node* n = limits[key].node();
+    if (!n) return Status::Ok();
+    auto b = ByteCount(n, std::string("[limits] ") + key);
+    if (!b.ok()) return Bad(path, b.status().message());
+    *field = static_cast<std::remove_reference_t<decltype(*field)>>(*b);
+    return Status::Ok();
+  };
+  for (Status s : {bytes("max_frame", &opt->max_frame),
+                   bytes("max_objects_per_session", &opt->max_objects_per_session),
+                   bytes("max_staging", &opt->max_staging_bytes),
+                   bytes("max_commands_in_flight", &opt->max_commands_in_flight),
+                   bytes("max_outbox", &opt->max_outbox_bytes)})
+    if (!s.ok()) return s;
+  if (opt->max_frame < (1u << 20) + 64 || opt->max_frame > proto::kMaxBody)
+    return Bad(path, "[limits] max_frame must be between 1 MiB + 64 and 8 MiB");
+  if (auto v = limits["stop_grace_seconds"].value<double>())
+    opt->stop_grace = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
+  return LoadAbuseLimits(path, limits, opt);
+}
+
+// One [[tenant]] entry.
+Result<std::shared_ptr<Tenant>> LoadTenant(const std::string& path, const toml::table& t) {
+  if (Status s = CheckKeys(path, t, "[[tenant]]",
+                           {"id", "token_hash", "weight", "priority", "mem_quota", "max_sessions",
+                            "devices", "admin", "context_group"});
+      !s.ok())
+    return s;
+  auto tenant = std::make_shared<Tenant>();
+  tenant->id = t["id"].value_or(std::string());
+  if (tenant->id.empty()) return Bad(path, "a [[tenant]] has no id");
+  const std::string where = "tenant '" + tenant->id + "'";
+  tenant->token_hash = t["token_hash"].value_or(std::string());
+  if (tenant->token_hash.rfind("sha256$", 0) != 0)
+    return Bad(path, where + ": token_hash must be 'sha256$SALT$DIGEST' (rgpud --hash-token)");
+  tenant->weight = t["weight"].value_or(1.0);
+  if (!(tenant->weight > 0)) return Bad(path, where + ": weight must be positive");
+  const std::string prio = t["priority"].value_or(std::string("best-effort"));
+  if (prio == "latency-critical") tenant->priority = Priority::LatencyCritical;
+  else if (prio == "best-effort") tenant->priority = Priority::BestEffort;
+  else return Bad(path, where + ": priority must be \"latency-critical\" or \"best-effort\"");
+  if (const toml::node* q = t["mem_quota"].node()) {
+    auto b = ByteCount(q, where + " mem_quota");
+    if (!b.ok()) return Bad(path, b.status().message());
+    tenant->mem_quota_bytes = *b;
+  }
+  tenant->admin = t["admin"].value_or(false);
+  tenant->context_group = t["context_group"].value_or(std::string());
+  const int64_t ms = t["max_sessions"].value_or(int64_t{0});
+  if (ms < 0) return Bad(path, where + ": max_sessions must not be negative");
+  tenant->max_sessions = static_cast<uint32_t>(ms);
+  if (auto* devs = t["devices"].as_array()) {
+    for (auto& d : *devs) {
+      auto i = d.value<int64_t>();
+      if (!i || *i < 0) return Bad(path, where + ": devices lists device indices (0, 1, ...)");
+      tenant->devices.push_back(static_cast<int>(*i));
+    }
+  }
+  return tenant;
+}
+
+}  // namespace
+
 Status LoadConfig(const std::string& path, ServerOptions* opt) {
   toml::table root;
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    return Bad(path, std::string(e.description()) + " at line " +
-                         std::to_string(e.source().begin.line));
+    return Bad(path, std::string(e.description()) + " at line " + std::to_string(e.source().begin.line));
   }
   if (Status s = CheckKeys(path, root, "the top level", {"server", "tls", "limits", "pool", "tenant"}); !s.ok())
     return s;
-
-  if (auto* server = root["server"].as_table()) {
-    if (Status s = CheckKeys(path, *server, "[server]", {"listen", "name", "metrics", "insecure"}); !s.ok())
-      return s;
-    if (auto v = (*server)["listen"].value<std::string>()) opt->listen = *v;
-    if (auto v = (*server)["name"].value<std::string>()) opt->name = *v;
-    if (auto v = (*server)["metrics"].value<std::string>()) opt->metrics = *v;
-    if (auto v = (*server)["insecure"].value<bool>()) opt->insecure = *v;
-  }
-
-  if (auto* tls = root["tls"].as_table()) {
-    if (Status s = CheckKeys(path, *tls, "[tls]", {"cert", "key", "client_ca"}); !s.ok()) return s;
-    opt->tls_cert = (*tls)["cert"].value_or(std::string());
-    opt->tls_key = (*tls)["key"].value_or(std::string());
-    opt->tls_client_ca = (*tls)["client_ca"].value_or(std::string());
-    if (opt->tls_cert.empty() != opt->tls_key.empty())
-      return Bad(path, "[tls] needs both cert and key");
-    if (!opt->tls_client_ca.empty() && opt->tls_cert.empty())
-      return Bad(path, "[tls] client_ca needs cert and key too");
-  }
-
-  if (auto* pool = root["pool"].as_table()) {
+  // A section written as a plain key (`tenant = 5`) would otherwise be skipped in silence.
+  for (const char* name : {"server", "tls", "limits", "pool"})
+    if (root.contains(name) && !root[name].as_table())
+      return Bad(path, std::string(name) + " must be a [" + name + "] table");
+  if (root.contains("tenant") && !root["tenant"].as_array())
+    return Bad(path, "tenant must be [[tenant]] tables");
+  if (auto* server = root["server"].as_table())
+    if (Status s = LoadServer(path, *server, opt); !s.ok()) return s;
+  if (auto* tls = root["tls"].as_table())
+    if (Status s = LoadTls(path, *tls, opt); !s.ok()) return s;
+  if (auto* pool = root["pool"].as_table())
     if (Status s = LoadPool(path, *pool, &opt->pool); !s.ok()) return s;
-  }
-
-  if (auto* limits = root["limits"].as_table()) {
-    if (Status s = CheckKeys(path, *limits, "[limits]",
-                             {"max_frame", "max_objects_per_session", "max_staging",
-                              "max_commands_in_flight", "max_outbox", "stop_grace_seconds",
-                              "hello_timeout_seconds", "max_unauthenticated",
-                              "max_unauthenticated_per_address", "auth_delay_ms",
-                              "auth_block_after", "auth_block_seconds", "peer_timeout_seconds"});
-        !s.ok())
-      return s;
-    auto bytes = [&](const char* key, auto* field) -> Status {
-      const toml::node* n = (*limits)[key].node();
-      if (!n) return Status::Ok();
-      auto b = ByteCount(n, std::string("[limits] ") + key);
-      if (!b.ok()) return Bad(path, b.status().message());
-      *field = static_cast<std::remove_reference_t<decltype(*field)>>(*b);
-      return Status::Ok();
-    };
-    for (Status s : {bytes("max_frame", &opt->max_frame),
-                     bytes("max_objects_per_session", &opt->max_objects_per_session),
-                     bytes("max_staging", &opt->max_staging_bytes),
-                     bytes("max_commands_in_flight", &opt->max_commands_in_flight),
-                     bytes("max_outbox", &opt->max_outbox_bytes)})
-      if (!s.ok()) return s;
-    if (opt->max_frame < (1u << 20) + 64 || opt->max_frame > proto::kMaxBody)
-      return Bad(path, "[limits] max_frame must be between 1 MiB + 64 and 8 MiB");
-    if (auto v = (*limits)["stop_grace_seconds"].value<double>())
-      opt->stop_grace = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
-    if (Status s = LoadAbuseLimits(path, *limits, opt); !s.ok()) return s;
-  }
-
+  if (auto* limits = root["limits"].as_table())
+    if (Status s = LoadLimits(path, *limits, opt); !s.ok()) return s;
   if (auto* tenants = root["tenant"].as_array()) {
     std::set<std::string> ids;
     for (auto& node : *tenants) {
       auto* t = node.as_table();
       if (!t) return Bad(path, "[[tenant]] entries must be tables");
-      if (Status s = CheckKeys(path, *t, "[[tenant]]",
-                               {"id", "token_hash", "weight", "priority", "mem_quota",
-                                "max_sessions", "devices", "admin", "context_group"});
-          !s.ok())
-        return s;
-      auto tenant = std::make_shared<Tenant>();
-      tenant->id = (*t)["id"].value_or(std::string());
-      if (tenant->id.empty()) return Bad(path, "a [[tenant]] has no id");
-      if (!ids.insert(tenant->id).second) return Bad(path, "tenant '" + tenant->id + "' is listed twice");
-      const std::string where = "tenant '" + tenant->id + "'";
-      tenant->token_hash = (*t)["token_hash"].value_or(std::string());
-      if (tenant->token_hash.rfind("sha256$", 0) != 0)
-        return Bad(path, where + ": token_hash must be 'sha256$SALT$DIGEST' (rgpud --hash-token)");
-      tenant->weight = (*t)["weight"].value_or(1.0);
-      if (!(tenant->weight > 0)) return Bad(path, where + ": weight must be positive");
-      std::string prio = (*t)["priority"].value_or(std::string("best-effort"));
-      if (prio == "latency-critical") tenant->priority = Priority::LatencyCritical;
-      else if (prio == "best-effort") tenant->priority = Priority::BestEffort;
-      else return Bad(path, where + ": priority must be \"latency-critical\" or \"best-effort\"");
-      if (const toml::node* q = (*t)["mem_quota"].node()) {
-        auto b = ByteCount(q, where + " mem_quota");
-        if (!b.ok()) return Bad(path, b.status().message());
-        tenant->mem_quota_bytes = *b;
-      }
-      tenant->admin = (*t)["admin"].value_or(false);
-      tenant->context_group = (*t)["context_group"].value_or(std::string());
-      int64_t ms = (*t)["max_sessions"].value_or(int64_t{0});
-      if (ms < 0) return Bad(path, where + ": max_sessions must not be negative");
-      tenant->max_sessions = static_cast<uint32_t>(ms);
-      if (auto* devs = (*t)["devices"].as_array()) {
-        for (auto& d : *devs) {
-          auto i = d.value<int64_t>();
-          if (!i || *i < 0) return Bad(path, where + ": devices lists device indices (0, 1, ...)");
-          tenant->devices.push_back(static_cast<int>(*i));
-        }
-      }
-      opt->tenants.push_back(std::move(tenant));
+      auto tenant = LoadTenant(path, *t);
+      if (!tenant.ok()) return tenant.status();
+      if (!ids.insert((*tenant)->id).second) return Bad(path, "tenant '" + (*tenant)->id + "' is listed twice");
+      opt->tenants.push_back(std::move(*tenant));
     }
   }
   return Status::Ok();

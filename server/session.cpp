@@ -14,19 +14,6 @@
 
 namespace rgpu::server {
 
-namespace {
-// Reads up to this size, for a client blocked on them, are answered from the reader thread.
-constexpr size_t kInlineReadMax = 256 * 1024;
-
-float UsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - t).count();
-}
-// A trace keeps at most a million samples per figure.
-void Keep(std::vector<float>& v, float us) {
-  if (v.size() < (1u << 20)) v.push_back(us);
-}
-}  // namespace
-
 using proto::FrameHeader;
 using proto::ObjType;
 using proto::Op;
@@ -174,13 +161,13 @@ std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fiel
   return body;
 }
 
-namespace {
-
 void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
-               const std::vector<uint8_t>& fields = {}) {
+               const std::vector<uint8_t>& fields) {
   if (tag == 0) return;
   out.Push(FrameHeader{0, op, proto::kFlagReply, tag}, ReplyBody(s, fields));
 }
+
+namespace {
 
 int32_t ErrorFor(ObjType t) {
   switch (t) {
@@ -193,29 +180,6 @@ int32_t ErrorFor(ObjType t) {
     case ObjType::Sampler: return CL_INVALID_SAMPLER;
     default: return CL_INVALID_VALUE;
   }
-}
-
-bool IsEnqueue(uint16_t op) {
-  switch (static_cast<Op>(op)) {
-    case Op::WriteBuffer:
-    case Op::ReadBuffer:
-    case Op::CopyBuffer:
-    case Op::WriteBufferRect:
-    case Op::ReadBufferRect:
-    case Op::CopyBufferRect:
-    case Op::FillBuffer:
-    case Op::NDRangeKernel:
-    case Op::Marker:
-    case Op::Barrier:
-    case Op::MigrateMemObjects:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void ReadTriple(Reader& r, size_t v[3]) {
-  for (int i = 0; i < 3; ++i) v[i] = static_cast<size_t>(r.u64());
 }
 
 }  // namespace
@@ -466,13 +430,6 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
     case Op::CreateImage: return CreateImage(h, r);
     case Op::GetSupportedImageFormats: return GetSupportedImageFormats(h, r);
     case Op::CreateSampler: return CreateSampler(r);
-    case Op::WriteImage:
-    case Op::ReadImage:
-    case Op::CopyImage:
-    case Op::CopyImageToBuffer:
-    case Op::CopyBufferToImage:
-    case Op::FillImage:
-      return EnqueueImage(h, r);
     default:
       return Status::Protocol("unknown op " + std::to_string(h.op));
   }
@@ -694,8 +651,7 @@ Status Session::CreateQueue(Reader& r) {
   return s;
 }
 
-Result<Bytes> Session::TakeBlob(Reader& r) {
-  uint64_t total = r.u64();
+Result<Bytes> Session::TakeBlob(uint64_t total, Reader& r) {
   size_t tail_len = 0;
   const uint8_t* tail = r.rest(&tail_len);
   if (!r.ok() || total < tail_len)
@@ -738,7 +694,7 @@ Status Session::ReceivePutData(const FrameHeader& h) {
 
 Status Session::CreateBuffer(Reader& r) {
   uint64_t id = r.u64(), ctx_id = r.u64(), flags = r.u64(), size = r.u64();
-  auto blob = TakeBlob(r);
+  auto blob = TakeBlob(r.u64(), r);
   if (!blob.ok()) return blob.status();
   if (!(*blob)->empty() && (*blob)->size() != size)
     return Status::Protocol("initial data does not match the buffer size");
@@ -1206,344 +1162,6 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
   w.u64(t->start);
   w.u64(t->end);
   Reply(h, Status::Ok(), f);
-  return Status::Ok();
-}
-
-Status Session::Enqueue(const FrameHeader& h, Reader& r) {
-  const Op op = static_cast<Op>(h.op);
-  const uint64_t queue_id = r.u64();
-  const uint64_t event_id = r.u64();
-  uint32_t nwait = r.count(proto::kMaxWaitList, 8);
-  std::vector<uint64_t> wait_ids(nwait);
-  for (auto& w : wait_ids) w = r.u64();
-  if (!r.ok()) return Status::Protocol("malformed command header");
-
-  Backend& bk = server_->backend();
-  // Decode the whole request before touching any object, so a malformed one changes nothing.
-  struct Mems {
-    uint64_t a = 0, b = 0;
-  } mem;
-  size_t off_a = 0, off_b = 0, size = 0;
-  Rect ra, rb;
-  NDRange range;
-  uint64_t kernel_id = 0, flags = 0;
-  std::vector<uint8_t> pattern;
-  std::vector<uint64_t> migrate_ids;
-  Bytes blob;
-  switch (op) {
-    case Op::WriteBuffer: {
-      mem.a = r.u64();
-      off_a = r.u64();
-      auto b = TakeBlob(r);
-      if (!b.ok()) return b.status();
-      blob = *b;
-      size = blob->size();
-      break;
-    }
-    case Op::ReadBuffer:
-      mem.a = r.u64();
-      off_a = r.u64();
-      size = r.u64();
-      if (h.tag == 0) return Status::Protocol("ReadBuffer needs a tag");
-      break;
-    case Op::CopyBuffer:
-      mem.a = r.u64();
-      mem.b = r.u64();
-      off_a = r.u64();
-      off_b = r.u64();
-      size = r.u64();
-      break;
-    case Op::WriteBufferRect:
-    case Op::ReadBufferRect:
-      mem.a = r.u64();
-      ReadTriple(r, ra.buffer_origin);
-      ReadTriple(r, ra.region);
-      ra.buffer_row_pitch = r.u64();
-      ra.buffer_slice_pitch = r.u64();
-      // The client packs host data tightly; host pitches follow from the region.
-      ra.host_row_pitch = ra.region[0];
-      ra.host_slice_pitch = ra.region[0] * ra.region[1];
-      size = ra.region[0] * ra.region[1] * ra.region[2];
-      if (op == Op::WriteBufferRect) {
-        auto b = TakeBlob(r);
-        if (!b.ok()) return b.status();
-        blob = *b;
-        if (blob->size() != size) return Status::Protocol("rect data size mismatch");
-      } else if (h.tag == 0) {
-        return Status::Protocol("ReadBufferRect needs a tag");
-      }
-      break;
-    case Op::CopyBufferRect:
-      mem.a = r.u64();
-      mem.b = r.u64();
-      ReadTriple(r, ra.buffer_origin);
-      ReadTriple(r, rb.buffer_origin);
-      ReadTriple(r, ra.region);
-      ra.buffer_row_pitch = r.u64();
-      ra.buffer_slice_pitch = r.u64();
-      rb.buffer_row_pitch = r.u64();
-      rb.buffer_slice_pitch = r.u64();
-      break;
-    case Op::FillBuffer: {
-      mem.a = r.u64();
-      auto p = r.bytes(128);
-      pattern.assign(p.begin(), p.end());
-      off_a = r.u64();
-      size = r.u64();
-      break;
-    }
-    case Op::NDRangeKernel:
-      kernel_id = r.u64();
-      range.dims = r.u32();
-      range.has_offset = r.u8() != 0;
-      range.has_local = r.u8() != 0;
-      ReadTriple(r, range.offset);
-      ReadTriple(r, range.global);
-      ReadTriple(r, range.local);
-      break;
-    case Op::MigrateMemObjects: {
-      flags = r.u64();
-      uint32_t n = r.count(4096, 8);
-      migrate_ids.resize(n);
-      for (auto& m : migrate_ids) m = r.u64();
-      break;
-    }
-    default:
-      break;  // Marker, Barrier: nothing more
-  }
-  if (!r.done()) return Status::Protocol("malformed command body");
-  // Bound what a read may make the server allocate.
-  if ((op == Op::ReadBuffer || op == Op::ReadBufferRect) &&
-      size > server_->options().max_staging_bytes)
-    return Status::Protocol("read larger than the per-session transfer limit");
-
-  auto fail = [&](const Status& s) { return CommandFailed(h, queue_id, event_id, s); };
-
-  auto q = Lookup(queue_id, ObjType::Queue);
-  if (!q.ok()) return fail(q.status());
-  auto* queue = static_cast<BkQueue*>((*q)->handle);
-  auto resolved = ResolveWaits(wait_ids);
-  if (!resolved.ok()) return fail(resolved.status());
-  std::vector<BkEvent*> waits = std::move(*resolved);
-  auto mem_of = [&](uint64_t id) -> Result<BkMem*> {
-    auto e = Lookup(id, ObjType::Mem);
-    if (!e.ok()) return e.status();
-    return static_cast<BkMem*>((*e)->handle);
-  };
-
-  Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
-  std::shared_ptr<LaunchTimes> launch_times;
-  Bytes dst;
-  // The buffers a transfer names: the first for every transfer, the second for copies.
-  const bool one_mem = op == Op::WriteBuffer || op == Op::ReadBuffer || op == Op::WriteBufferRect ||
-                       op == Op::ReadBufferRect || op == Op::FillBuffer;
-  const bool two_mems = op == Op::CopyBuffer || op == Op::CopyBufferRect;
-  BkMem* ma = nullptr;
-  BkMem* mb = nullptr;
-  if (one_mem || two_mems) {
-    auto a = mem_of(mem.a);
-    if (!a.ok()) return fail(a.status());
-    ma = *a;
-  }
-  if (two_mems) {
-    auto b = mem_of(mem.b);
-    if (!b.ok()) return fail(b.status());
-    mb = *b;
-  }
-  // A large read that does not wait inline (none that large does) goes out piece by piece as
-  // the device reads it (Session::PipelinedRead), from buffers of its own.
-  const bool pipelined = op == Op::ReadBuffer && (*q)->in_order && size >= 2 * kReadPiece;
-  if ((op == Op::ReadBuffer && !pipelined) || op == Op::ReadBufferRect) {
-    dst = server_->buffers().Acquire(size);
-    dst->resize(size);
-  }
-  static_assert(2 * kReadPiece > kInlineReadMax);
-  // A client blocked on a small read gets it from this thread as soon as the device is done:
-  // no hand-off to the completion thread, none to the outbox's writer.
-  const bool inline_read = dst && (h.flags & proto::kFlagWaiting) && size <= kInlineReadMax &&
-                           CanWaitInline();
-  switch (op) {
-    case Op::WriteBuffer:
-      ev = bk.Write(queue, ma, off_a, blob, waits);
-      break;
-    case Op::ReadBuffer:
-      if (pipelined) ev = PipelinedRead(h, queue, ma, off_a, size, waits);
-      else ev = bk.Read(queue, ma, off_a, size, dst, waits, inline_read);
-      break;
-    case Op::CopyBuffer:
-      ev = bk.Copy(queue, ma, mb, off_a, off_b, size, waits);
-      break;
-    case Op::WriteBufferRect:
-      ev = bk.WriteRect(queue, ma, ra, blob, waits);
-      break;
-    case Op::ReadBufferRect:
-      ev = bk.ReadRect(queue, ma, ra, dst, waits);
-      break;
-    case Op::CopyBufferRect:
-      ev = bk.CopyRect(queue, ma, mb, ra, rb, waits);
-      break;
-    case Op::FillBuffer:
-      ev = bk.Fill(queue, ma, pattern, off_a, size, waits);
-      break;
-    case Op::NDRangeKernel: {
-      auto k = Lookup(kernel_id, ObjType::Kernel);
-      if (!k.ok()) return fail(k.status());
-      Entry& ke = **k;
-      // Resolve buffer arguments now: a buffer released since SetKernelArg is an error,
-      // never a dangling handle.
-      for (size_t i = 0; i < ke.args.size(); ++i) {
-        if (ke.args[i].kind == KernelArgValue::Kind::Sampler) {
-          auto smp = Lookup(ke.arg_mem_ids[i], ObjType::Sampler);
-          if (!smp.ok())
-            return fail(Status::Error(CL_INVALID_KERNEL_ARGS,
-                                      "argument " + std::to_string(i) + " names a released sampler"));
-          ke.args[i].sampler = static_cast<BkSampler*>((*smp)->handle);
-          continue;
-        }
-        if (ke.args[i].kind != KernelArgValue::Kind::Mem) continue;
-        if (ke.arg_mem_ids[i] == 0) {
-          ke.args[i].mem = nullptr;
-          continue;
-        }
-        // An image argument takes an image, a buffer argument a buffer: the device may not
-        // check, and would read one as the other.
-        const auto shape = i < ke.arg_shapes.size() ? ke.arg_shapes[i].kind : ArgShape::Kind::Unchecked;
-        auto m = shape == ArgShape::Kind::Image ? LookupMem(ke.arg_mem_ids[i], true)
-                 : shape == ArgShape::Kind::Mem ? LookupMem(ke.arg_mem_ids[i], false)
-                                                : Lookup(ke.arg_mem_ids[i], ObjType::Mem);
-        if (!m.ok())
-          return fail(Status::Error(CL_INVALID_KERNEL_ARGS, "argument " + std::to_string(i) +
-                                                                ": " + m.status().message()));
-        ke.args[i].mem = static_cast<BkMem*>((*m)->handle);
-      }
-      if (range.dims < 1 || range.dims > 3)
-        return fail(Status::Error(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3"));
-      LaunchRequest req;
-      req.session_id = id_;
-      req.tenant = tenant();
-      req.queue = queue;
-      req.queue_in_order = (*q)->in_order;
-      req.kernel = static_cast<BkKernel*>(ke.handle);
-      req.args = ke.args;
-      req.slice_info = ke.slice_info;
-      req.range = range;
-      req.waits = waits;
-      req.want_event = event_id != 0;
-      if (server_->sched_options().policy == Policy::Fair) {
-        auto ctx = Lookup((*q)->parent, ObjType::Context);
-        if (!ctx.ok()) return fail(ctx.status());
-        req.context = static_cast<BkContext*>((*ctx)->handle);
-        auto xq = ExecQueue((*q)->parent, (*q)->device);
-        if (!xq.ok()) return fail(xq.status());
-        req.exec_queue = *xq;
-        auto cq = ExecQueue((*q)->parent, (*q)->device, /*control=*/true);
-        if (!cq.ok()) return fail(cq.status());
-        req.ctl_queue = *cq;
-        req.device = (*q)->device;
-        if (!ke.sched_kernel) return fail(Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance"));
-        req.sched_kernel = ke.sched_kernel;
-      }
-      auto launched = server_->scheduler((*q)->device).Submit(std::move(req));
-      if (!launched.ok()) return fail(launched.status());
-      ev = launched->event;
-      launch_times = launched->times;
-      if (trace_) Keep(trace_->launch_us, UsSince(frame_in_));
-      break;
-    }
-    case Op::Marker:
-      ev = bk.Marker(queue, waits);
-      break;
-    case Op::Barrier:
-      ev = bk.Barrier(queue, waits);
-      break;
-    case Op::MigrateMemObjects: {
-      std::vector<BkMem*> ms;
-      for (uint64_t id : migrate_ids) {
-        auto m = mem_of(id);
-        if (!m.ok()) return fail(m.status());
-        ms.push_back(*m);
-      }
-      ev = bk.Migrate(queue, ms, flags, waits);
-      break;
-    }
-    default:
-      break;
-  }
-  if (!ev.ok()) return fail(ev.status());
-  // Backpressure (WaitForRoom) counts what the device has not finished.
-  TrackUnfinished(*ev);
-
-  if (dst) {
-    // The answer's bytes count against the outbox bound from now until they are sent.
-    outbox_->Reserve(dst->size());
-    auto out = outbox_;
-    uint16_t rop = h.op;
-    uint64_t tag = h.tag;
-    if (inline_read) {
-      BkEvent* e = *ev;
-      Status ws = Status::Ok();
-      if (op != Op::ReadBuffer) {  // ReadBuffer was a blocking read already
-        bk.Flush(queue);
-        ws = bk.Wait(std::span<BkEvent* const>(&e, 1));
-      }
-      int32_t st = ws.ok() ? bk.EventStatus(e) : ws.code();
-      const auto answered = std::chrono::steady_clock::now();
-      if (trace_) Keep(trace_->read_wait_us, UsSince(frame_in_));
-      if (st == CL_COMPLETE) {
-        // The data and the reply in one write.
-        const std::vector<uint8_t> reply = ReplyBody(Status::Ok(), {});
-        std::vector<uint8_t> frames(2 * proto::kHeaderSize + 8 + dst->size() + reply.size());
-        uint8_t* p = frames.data();
-        proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(8 + dst->size()),
-                                        static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                            p);
-        p += proto::kHeaderSize;
-        proto::PutLE(p, 0, 8);
-        p += 8;
-        if (!dst->empty()) std::memcpy(p, dst->data(), dst->size());
-        p += dst->size();
-        proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(reply.size()), rop, proto::kFlagReply, tag}, p);
-        p += proto::kHeaderSize;
-        std::memcpy(p, reply.data(), reply.size());
-        out->PushFramed(std::move(frames));
-        if (trace_) Keep(trace_->send_us, UsSince(answered));
-      } else {
-        SendReply(*out, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
-      }
-      out->Unreserve(dst->size());
-    } else {
-    // Send the data when the read completes; chunks go behind control frames.
-    bk.OnComplete(*ev, [out, dst, rop, tag](int32_t st) {
-      if (st == CL_COMPLETE) {
-        for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
-          size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
-          std::vector<uint8_t> prefix;
-          Writer w(&prefix);
-          w.u64(off);
-          out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                        std::move(prefix), dst, off, len);
-        }
-        // The final reply travels behind the data in the bulk lane: the client takes it
-        // as "all data landed".
-        out->PushBulk(FrameHeader{0, rop, proto::kFlagReply, tag}, ReplyBody(Status::Ok(), {}),
-                      nullptr, 0, 0);
-      } else {
-        SendReply(*out, rop, tag, Status::Error(st, "read failed"));
-      }
-      out->Unreserve(dst->size());
-    });
-    }
-  }
-  if (event_id != 0) {
-    Entry e;
-    e.type = ObjType::Event;
-    e.handle = *ev;
-    e.parent = (*q)->parent;
-    e.times = launch_times;
-    if (Status s = InsertOwned(event_id, std::move(e)); !s.ok()) return s;
-  } else if (*ev) {  // a launch nobody needed an event for has none
-    bk.Release(ObjType::Event, *ev);
-  }
   return Status::Ok();
 }
 

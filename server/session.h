@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proto/messages.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "server/backend/backend.h"
@@ -32,6 +33,13 @@ class Server;
 
 // A reply's body: the status (OpenCL code and message), then the reply's own fields.
 std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fields = {});
+
+class Outbox;
+// Queues a reply to the request tagged `tag` (none for tag 0: the client waits for nothing).
+void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
+               const std::vector<uint8_t>& fields = {});
+// Whether `op` is a buffer, image or kernel command (Session::Enqueue).
+bool IsEnqueue(uint16_t op);
 
 // Frames waiting to go to the client. Small control frames go before bulk chunks so that a
 // large read does not delay the answers queued behind it.
@@ -167,7 +175,55 @@ class Session {
   Status GetEventProfiling(const proto::FrameHeader& h, proto::Reader& r);
   // PutData is read straight from the socket into the staging buffer (no frame copy).
   Status ReceivePutData(const proto::FrameHeader& h);
+  // The buffer and kernel commands (server/session_enqueue.cpp): Enqueue decodes the command
+  // header and hands the rest to one handler per operation.
+  struct Command {
+    const proto::FrameHeader* frame = nullptr;
+    proto::CommandHeader head;
+    Entry* queue_entry = nullptr;  // set by ResolveCommand, as are the two below
+    BkQueue* queue = nullptr;
+    std::vector<BkEvent*> waits;
+  };
   Status Enqueue(const proto::FrameHeader& h, proto::Reader& r);
+  Status EnqueueWriteBuffer(Command& c, proto::Reader& r);
+  Status EnqueueReadBuffer(Command& c, proto::Reader& r);
+  Status EnqueueCopyBuffer(Command& c, proto::Reader& r);
+  Status EnqueueWriteBufferRect(Command& c, proto::Reader& r);
+  Status EnqueueReadBufferRect(Command& c, proto::Reader& r);
+  Status EnqueueCopyBufferRect(Command& c, proto::Reader& r);
+  Status EnqueueFillBuffer(Command& c, proto::Reader& r);
+  Status EnqueueNDRangeKernel(Command& c, proto::Reader& r);
+  Status EnqueueMarkerOrBarrier(Command& c, proto::Reader& r);
+  Status EnqueueMigrateMemObjects(Command& c, proto::Reader& r);
+  // Image commands (server/session_image.cpp).
+  Status EnqueueReadImage(Command& c, proto::Reader& r);
+  Status EnqueueWriteImage(Command& c, proto::Reader& r);
+  Status EnqueueCopyImage(Command& c, proto::Reader& r);
+  Status EnqueueCopyImageToBuffer(Command& c, proto::Reader& r);
+  Status EnqueueCopyBufferToImage(Command& c, proto::Reader& r);
+  Status EnqueueFillImage(Command& c, proto::Reader& r);
+  // The image `id`, if `at` lies inside it (CL_INVALID_VALUE if not).
+  Result<Entry*> ImageIn(uint64_t id, const ImageRegion& at);
+  // Looks up the command's queue and wait list.
+  Status ResolveCommand(Command& c);
+  // The command could not start (Session::CommandFailed).
+  Status Fail(const Command& c, const Status& s);
+  Result<BkMem*> BufferOf(uint64_t id);
+  // The command is on the device as `ev`: counted until it completes, and its event kept
+  // under the id the client chose (or released when it chose none). Fails the command if
+  // `ev` is an error.
+  Status EndCommand(const Command& c, Result<BkEvent*> ev, std::shared_ptr<LaunchTimes> times = {});
+  // Reads: whether this thread waits for the device and answers at once (small reads a
+  // client blocks on), and the answer itself: the data then the reply, now or when `ev`
+  // completes.
+  bool WaitsInline(const Command& c, uint64_t size) const;
+  void AnswerRead(const Command& c, BkEvent* ev, Bytes dst, bool inline_read);
+  void AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst);
+  void AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst);
+  // Launches: the buffers, images and samplers the kernel's arguments name, looked up now;
+  // and what `fair` needs to hold and run the launch itself.
+  Status BindKernelArgs(Entry& ke);
+  Status FillFairLaunch(const Command& c, const Entry& ke, LaunchRequest& req);
   Status Flush(proto::Reader& r);
   Status Finish(const proto::FrameHeader& h, proto::Reader& r);
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);
@@ -177,7 +233,6 @@ class Session {
   Status CreateImage(const proto::FrameHeader& h, proto::Reader& r);
   Status GetSupportedImageFormats(const proto::FrameHeader& h, proto::Reader& r);
   Status CreateSampler(proto::Reader& r);
-  Status EnqueueImage(const proto::FrameHeader& h, proto::Reader& r);
   // Shared bulk regions (server/session_shared.cpp): the client's memfd, and WriteBuffer /
   // ReadBuffer requests whose data is in it (proto::kFlagShared).
   Status AttachShared(const proto::FrameHeader& h, proto::Reader& r);
@@ -231,8 +286,9 @@ class Session {
   Status InsertOwned(uint64_t id, Entry e);
   void ReleaseEntry(uint64_t id, Entry& e);
   void ReleaseAll();
-  // Reads the trailing bulk blob of a request: staged PutData bytes plus the frame's tail.
-  Result<Bytes> TakeBlob(proto::Reader& r);
+  // The bulk blob of `total` bytes a request carries: staged PutData bytes plus the frame's
+  // tail (the rest of `r`).
+  Result<Bytes> TakeBlob(uint64_t total, proto::Reader& r);
 
   void Reply(const proto::FrameHeader& req, const Status& s, const std::vector<uint8_t>& fields = {});
   void Notify(proto::Op op, uint64_t tag, std::vector<uint8_t> body);
@@ -281,6 +337,8 @@ class Session {
   // that answer to the socket. Reader thread only.
   struct RequestTrace {
     std::vector<float> launch_us, read_wait_us, send_us;
+    // Appends the microseconds since `since` (at most a million samples per figure).
+    static void Keep(std::vector<float>& v, std::chrono::steady_clock::time_point since);
     void Log(uint64_t session) const;
   };
   std::unique_ptr<RequestTrace> trace_;

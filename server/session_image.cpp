@@ -1,7 +1,9 @@
-// Images and samplers: their creation, the image commands and the checks on kernel arguments
-// that take objects. Kept apart from session.cpp's buffer path; the wire is docs/protocol.md.
+// Images and samplers: their creation, the image commands (one handler per operation, as
+// for buffers in server/session_enqueue.cpp) and the checks on kernel arguments that take
+// objects. The messages are proto/messages.h's; the wire is docs/protocol.md.
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "proto/image.h"
@@ -17,77 +19,6 @@ using proto::Reader;
 using proto::Writer;
 
 namespace {
-
-void ReadTriple(Reader& r, size_t v[3]) {
-  for (int i = 0; i < 3; ++i) v[i] = static_cast<size_t>(r.u64());
-}
-
-// The body of a successful reply without fields: status 0, empty message.
-std::vector<uint8_t> OkReply() {
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.i32(CL_SUCCESS);
-  w.str("");
-  return body;
-}
-
-// Everything an image command names, decoded before any object is touched.
-struct ImageCommand {
-  uint64_t queue_id = 0, event_id = 0;
-  std::vector<uint64_t> wait_ids;
-  uint64_t a = 0, b = 0;  // the image (or source), the destination of copies
-  ImageRegion ra;         // the image region read, written, filled, or copied from
-  size_t dst_origin[3] = {0, 0, 0};
-  size_t offset = 0;      // the buffer's offset in copies between images and buffers
-  uint8_t color[16] = {};
-  Bytes blob;
-};
-
-// Decodes everything but WriteImage's trailing blob.
-Status DecodeImageCommand(Op op, Reader& r, ImageCommand& c) {
-  c.queue_id = r.u64();
-  c.event_id = r.u64();
-  uint32_t nwait = r.count(proto::kMaxWaitList, 8);
-  c.wait_ids.resize(nwait);
-  for (auto& w : c.wait_ids) w = r.u64();
-  c.a = r.u64();
-  switch (op) {
-    case Op::WriteImage:
-    case Op::ReadImage:
-      ReadTriple(r, c.ra.origin);
-      ReadTriple(r, c.ra.region);
-      break;
-    case Op::CopyImage:
-      c.b = r.u64();
-      ReadTriple(r, c.ra.origin);
-      ReadTriple(r, c.dst_origin);
-      ReadTriple(r, c.ra.region);
-      break;
-    case Op::CopyImageToBuffer:
-      c.b = r.u64();
-      ReadTriple(r, c.ra.origin);
-      ReadTriple(r, c.ra.region);
-      c.offset = r.u64();
-      break;
-    case Op::CopyBufferToImage:
-      c.b = r.u64();
-      c.offset = r.u64();
-      ReadTriple(r, c.ra.origin);
-      ReadTriple(r, c.ra.region);
-      break;
-    case Op::FillImage: {
-      auto color = r.bytes(16);
-      if (color.size() != 16) r.fail();
-      else std::memcpy(c.color, color.data(), 16);
-      ReadTriple(r, c.ra.origin);
-      ReadTriple(r, c.ra.region);
-      break;
-    }
-    default:
-      return Status::Protocol("not an image command");
-  }
-  return r.ok() ? Status::Ok() : Status::Protocol("malformed image command");
-}
 
 // The packed bytes of `region` of an image whose pixels take `element_size` bytes.
 bool RegionBytes(const ImageRegion& r, uint64_t element_size, uint64_t* out) {
@@ -146,7 +77,7 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
   d.samples = r.u32();
   const uint64_t buffer_id = r.u64();
   if (!r.ok() || h.tag == 0) return Status::Protocol("malformed CreateImage");
-  auto blob = TakeBlob(r);
+  auto blob = TakeBlob(r.u64(), r);
   if (!blob.ok()) return blob.status();
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
@@ -270,115 +201,145 @@ Status Session::CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kin
                        "argument " + std::to_string(index) + " takes an object of another kind");
 }
 
-Status Session::EnqueueImage(const FrameHeader& h, Reader& r) {
-  const Op op = static_cast<Op>(h.op);
-  ImageCommand c;
-  if (Status ds = DecodeImageCommand(op, r, c); !ds.ok()) return ds;
-  if (op == Op::WriteImage) {
-    auto blob = TakeBlob(r);
-    if (!blob.ok()) return blob.status();
-    c.blob = *blob;
+// ---------------------------------------------------------------- image commands
+//
+// Regions are checked against the image here, not left to the device: NVIDIA's driver (580.x,
+// H100) died of SIGFPE in clEnqueueReadImage on image_test's ErrorsAreTheDevices, natively
+// and inside rgpud (every tenant's session with it). An empty region is a command that does
+// nothing, as PoCL treats it: a marker stands in for it.
+
+Result<Session::Entry*> Session::ImageIn(uint64_t id, const ImageRegion& at) {
+  auto e = LookupMem(id, /*image=*/true);
+  if (!e.ok()) return e.status();
+  if (!InsideImage((*e)->image_extent, at.origin, at.region))
+    return Status::Error(CL_INVALID_VALUE, "image region out of range");
+  return *e;
+}
+
+namespace {
+ImageRegion RegionOf(const proto::Triple& origin, const proto::Triple& region) {
+  ImageRegion r;
+  for (int i = 0; i < 3; ++i) {
+    r.origin[i] = static_cast<size_t>(origin[i]);
+    r.region[i] = static_cast<size_t>(region[i]);
   }
-  if (!r.done()) return Status::Protocol("malformed image command");
-  if (op == Op::ReadImage && h.tag == 0) return Status::Protocol("ReadImage needs a tag");
-  auto fail = [&](const Status& s) { return CommandFailed(h, c.queue_id, c.event_id, s); };
-  auto q = Lookup(c.queue_id, ObjType::Queue);
-  if (!q.ok()) return fail(q.status());
-  auto* queue = static_cast<BkQueue*>((*q)->handle);
-  auto resolved = ResolveWaits(c.wait_ids);
-  if (!resolved.ok()) return fail(resolved.status());
-  std::vector<BkEvent*> waits = std::move(*resolved);
-  // The first object is an image except for CopyBufferToImage; the second, where there is one,
-  // an image for CopyImage and CopyBufferToImage.
-  auto a = LookupMem(c.a, op != Op::CopyBufferToImage);
-  if (!a.ok()) return fail(a.status());
-  Result<Entry*> b = Status::Ok();
-  if (op == Op::CopyImage || op == Op::CopyImageToBuffer || op == Op::CopyBufferToImage) {
-    b = LookupMem(c.b, op != Op::CopyImageToBuffer);
-    if (!b.ok()) return fail(b.status());
-  }
-  auto* ma = static_cast<BkMem*>((*a)->handle);
-  auto* mb = b.ok() && op != Op::WriteImage && op != Op::ReadImage && op != Op::FillImage
-                 ? static_cast<BkMem*>((*b)->handle)
-                 : nullptr;
-  // Regions are checked against the image here, not left to the device: NVIDIA's driver
-  // (580.x, H100) died of SIGFPE in clEnqueueReadImage on image_test's ErrorsAreTheDevices,
-  // natively and inside rgpud (every tenant's session with it). An empty region is a command
-  // that does nothing, as PoCL treats it: a marker stands in for it.
-  const Entry* image = op == Op::CopyBufferToImage ? *b : *a;
-  if (!InsideImage(image->image_extent, c.ra.origin, c.ra.region) ||
-      (op == Op::CopyImage && !InsideImage((*b)->image_extent, c.dst_origin, c.ra.region)))
-    return fail(Status::Error(CL_INVALID_VALUE, "image region out of range"));
-  const bool empty = EmptyRegion(c.ra.region);
-  // Payload sizes follow from the region and the device's pixel size; checked before any copy.
+  return r;
+}
+}  // namespace
+
+Status Session::EnqueueReadImage(Command& c, Reader& r) {
+  proto::ImageTransferRequest m;
+  if (!proto::ImageTransferRequest::Decode(r, &m) || !r.done()) return Status::Protocol("malformed image command");
+  if (c.frame->tag == 0) return Status::Protocol("ReadImage needs a tag");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  const ImageRegion at = RegionOf(m.origin, m.region);
+  auto image = ImageIn(m.image, at);
+  if (!image.ok()) return Fail(c, image.status());
+  // The answer's size follows from the region and the device's pixel size: checked first.
   uint64_t bytes = 0;
-  if (!RegionBytes(c.ra, (*a)->element_size, &bytes) ||
-      (op == Op::ReadImage && bytes > server_->options().max_staging_bytes))
-    return fail(Status::Error(CL_INVALID_VALUE, "image region out of range"));
-  if (op == Op::WriteImage && c.blob->size() != bytes)
-    return Status::Protocol("image data does not match its region");
+  if (!RegionBytes(at, (*image)->element_size, &bytes) || bytes > server_->options().max_staging_bytes)
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
   Backend& bk = server_->backend();
-  Bytes dst;
-  Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
-  switch (empty ? Op::Marker : op) {
-    case Op::Marker:
-      if (op == Op::ReadImage) dst = server_->buffers().Acquire(0);
-      ev = bk.Marker(queue, waits);
-      break;
-    case Op::WriteImage: ev = bk.WriteImage(queue, ma, c.ra, c.blob, waits); break;
-    case Op::ReadImage:
-      dst = server_->buffers().Acquire(bytes);
-      dst->reserve(std::max<uint64_t>(bytes, 1));  // an empty region still names real memory
-      dst->resize(bytes);
-      ev = bk.ReadImage(queue, ma, c.ra, dst, waits);
-      break;
-    case Op::CopyImage: ev = bk.CopyImage(queue, ma, mb, c.ra, c.dst_origin, waits); break;
-    case Op::CopyImageToBuffer: ev = bk.CopyImageToBuffer(queue, ma, mb, c.ra, c.offset, waits); break;
-    case Op::CopyBufferToImage:
-      // The buffer is first here: the image, and its region, are the destination.
-      ev = bk.CopyBufferToImage(queue, ma, mb, c.offset, c.ra, waits);
-      break;
-    case Op::FillImage: ev = bk.FillImage(queue, ma, c.color, c.ra, waits); break;
-    default: break;
-  }
-  if (!ev.ok()) return fail(ev.status());
-  TrackUnfinished(*ev);
-  if (dst) {
-    // As for buffer reads: ReadData chunks behind the control frames, then the reply.
-    outbox_->Reserve(dst->size());
-    auto out = outbox_;
-    const uint16_t rop = h.op;
-    const uint64_t tag = h.tag;
-    bk.OnComplete(*ev, [out, dst, rop, tag](int32_t st) {
-      if (st == CL_COMPLETE) {
-        for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
-          const size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
-          std::vector<uint8_t> prefix;
-          Writer w(&prefix);
-          w.u64(off);
-          out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                        std::move(prefix), dst, off, len);
-        }
-        out->PushBulk(FrameHeader{0, rop, proto::kFlagReply, tag}, OkReply(), nullptr, 0, 0);
-      } else {
-        std::vector<uint8_t> body;
-        Writer w(&body);
-        w.i32(st < 0 ? st : CL_OUT_OF_RESOURCES);
-        w.str("image read failed");
-        out->Push(FrameHeader{0, rop, proto::kFlagReply, tag}, std::move(body));
-      }
-      out->Unreserve(dst->size());
-    });
-  }
-  if (c.event_id != 0) {
-    Entry e;
-    e.type = ObjType::Event;
-    e.handle = *ev;
-    e.parent = (*q)->parent;
-    return InsertOwned(c.event_id, std::move(e));
-  }
-  bk.Release(ObjType::Event, *ev);
-  return Status::Ok();
+  Bytes dst = server_->buffers().Acquire(bytes);
+  dst->reserve(std::max<uint64_t>(bytes, 1));  // an empty region still names real memory
+  dst->resize(bytes);
+  auto ev = EmptyRegion(at.region)
+                ? bk.Marker(c.queue, c.waits)
+                : bk.ReadImage(c.queue, static_cast<BkMem*>((*image)->handle), at, dst, c.waits);
+  if (!ev.ok()) return Fail(c, ev.status());
+  AnswerRead(c, *ev, dst, /*inline_read=*/false);
+  return EndCommand(c, ev);
+}
+
+Status Session::EnqueueWriteImage(Command& c, Reader& r) {
+  proto::WriteImageRequest m;
+  if (!proto::WriteImageRequest::Decode(r, &m)) return Status::Protocol("malformed image command");
+  auto blob = TakeBlob(m.size, r);
+  if (!blob.ok()) return blob.status();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  const ImageRegion at = RegionOf(m.to.origin, m.to.region);
+  auto image = ImageIn(m.to.image, at);
+  if (!image.ok()) return Fail(c, image.status());
+  uint64_t bytes = 0;
+  if (!RegionBytes(at, (*image)->element_size, &bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  if ((*blob)->size() != bytes) return Status::Protocol("image data does not match its region");
+  Backend& bk = server_->backend();
+  return EndCommand(c, EmptyRegion(at.region) ? bk.Marker(c.queue, c.waits)
+                                              : bk.WriteImage(c.queue, static_cast<BkMem*>((*image)->handle),
+                                                              at, *blob, c.waits));
+}
+
+Status Session::EnqueueCopyImage(Command& c, Reader& r) {
+  proto::CopyImageRequest m;
+  if (!proto::CopyImageRequest::Decode(r, &m) || !r.done()) return Status::Protocol("malformed image command");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  const ImageRegion from = RegionOf(m.src_origin, m.region), to = RegionOf(m.dst_origin, m.region);
+  auto src = ImageIn(m.src, from);
+  if (!src.ok()) return Fail(c, src.status());
+  auto dst = ImageIn(m.dst, to);
+  if (!dst.ok()) return Fail(c, dst.status());
+  uint64_t bytes = 0;
+  if (!RegionBytes(from, (*src)->element_size, &bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  Backend& bk = server_->backend();
+  if (EmptyRegion(from.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
+  return EndCommand(c, bk.CopyImage(c.queue, static_cast<BkMem*>((*src)->handle),
+                                    static_cast<BkMem*>((*dst)->handle), from, to.origin, c.waits));
+}
+
+Status Session::EnqueueCopyImageToBuffer(Command& c, Reader& r) {
+  proto::CopyImageToBufferRequest m;
+  if (!proto::CopyImageToBufferRequest::Decode(r, &m) || !r.done())
+    return Status::Protocol("malformed image command");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  const ImageRegion from = RegionOf(m.origin, m.region);
+  auto image = ImageIn(m.image, from);
+  if (!image.ok()) return Fail(c, image.status());
+  auto buffer = LookupMem(m.buffer, /*image=*/false);
+  if (!buffer.ok()) return Fail(c, buffer.status());
+  uint64_t bytes = 0;
+  if (!RegionBytes(from, (*image)->element_size, &bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  Backend& bk = server_->backend();
+  if (EmptyRegion(from.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
+  return EndCommand(c, bk.CopyImageToBuffer(c.queue, static_cast<BkMem*>((*image)->handle),
+                                            static_cast<BkMem*>((*buffer)->handle), from, m.offset, c.waits));
+}
+
+Status Session::EnqueueCopyBufferToImage(Command& c, Reader& r) {
+  proto::CopyBufferToImageRequest m;
+  if (!proto::CopyBufferToImageRequest::Decode(r, &m) || !r.done())
+    return Status::Protocol("malformed image command");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto buffer = LookupMem(m.buffer, /*image=*/false);
+  if (!buffer.ok()) return Fail(c, buffer.status());
+  // The image, and its region, are the destination.
+  const ImageRegion to = RegionOf(m.origin, m.region);
+  auto image = ImageIn(m.image, to);
+  if (!image.ok()) return Fail(c, image.status());
+  uint64_t bytes = 0;
+  if (!RegionBytes(to, (*buffer)->element_size, &bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  Backend& bk = server_->backend();
+  if (EmptyRegion(to.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
+  return EndCommand(c, bk.CopyBufferToImage(c.queue, static_cast<BkMem*>((*buffer)->handle),
+                                            static_cast<BkMem*>((*image)->handle), m.offset, to, c.waits));
+}
+
+Status Session::EnqueueFillImage(Command& c, Reader& r) {
+  proto::FillImageRequest m;
+  if (!proto::FillImageRequest::Decode(r, &m) || !r.done()) return Status::Protocol("malformed image command");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  const ImageRegion at = RegionOf(m.origin, m.region);
+  auto image = ImageIn(m.image, at);
+  if (!image.ok()) return Fail(c, image.status());
+  uint64_t bytes = 0;
+  if (!RegionBytes(at, (*image)->element_size, &bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  Backend& bk = server_->backend();
+  if (EmptyRegion(at.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
+  return EndCommand(c, bk.FillImage(c.queue, static_cast<BkMem*>((*image)->handle), m.color.data(), at, c.waits));
 }
 
 }  // namespace rgpu::server

@@ -63,11 +63,13 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
 
 Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   const bool write = static_cast<Op>(h.op) == Op::WriteBuffer;
-  const uint64_t queue_id = r.u64(), event_id = r.u64();
-  std::vector<uint64_t> wait_ids(r.count(proto::kMaxWaitList, 8));
-  for (auto& w : wait_ids) w = r.u64();
-  const uint64_t mem_id = r.u64(), offset = r.u64(), size = r.u64(), region_off = r.u64();
-  if (!r.done()) return Status::Protocol("malformed shared transfer");
+  proto::CommandHeader head;
+  proto::SharedTransferRequest t;
+  if (!proto::CommandHeader::Decode(r, &head) || !proto::SharedTransferRequest::Decode(r, &t) || !r.done())
+    return Status::Protocol("malformed shared transfer");
+  const uint64_t queue_id = head.queue, event_id = head.event;
+  const std::vector<uint64_t>& wait_ids = head.waits;
+  const uint64_t mem_id = t.mem, offset = t.offset, size = t.size, region_off = t.region_offset;
   if (!shared_) return Status::Protocol("shared data named, but no shared region is attached");
   if (!write && h.tag == 0) return Status::Protocol("ReadBuffer needs a tag");
   auto at = shared_->Range(region_off, size);

@@ -278,5 +278,186 @@ TEST(Liveness, PeerWatchOverASocketPair) {
   EXPECT_TRUE(w.Dead(t));
 }
 
+
+// --- the typed commands (proto/messages.h): exact bytes, round trips, cut-short bodies ---
+
+// Expected bytes, written without proto::Writer so that a mistake there shows here.
+struct Expect {
+  std::vector<uint8_t> b;
+  Expect& le(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Expect& u8(uint8_t v) { return le(v, 1); }
+  Expect& u32(uint32_t v) { return le(v, 4); }
+  Expect& u64(uint64_t v) { return le(v, 8); }
+};
+
+template <typename M>
+std::vector<uint8_t> EncodeBody(const M& m) {
+  std::vector<uint8_t> b;
+  Writer w(&b);
+  m.EncodeTo(w);
+  return b;
+}
+
+// Decodes what `m` encodes (every byte of it), and checks that no shorter body decodes.
+template <typename M>
+M RoundTrip(const M& m) {
+  const auto body = EncodeBody(m);
+  for (size_t n = 0; n < body.size(); ++n) {
+    Reader cut(body.data(), n);
+    M x;
+    EXPECT_FALSE(M::Decode(cut, &x)) << "a body cut to " << n << " of " << body.size() << " bytes";
+  }
+  Reader r(body.data(), body.size());
+  M got;
+  EXPECT_TRUE(M::Decode(r, &got));
+  EXPECT_TRUE(r.done());
+  return got;
+}
+
+TEST(Messages, CommandHeaderBytesAreExact) {
+  CommandHeader h{0x11, 0x22, {0x33, 0x44}};
+  const auto want = Expect{}.u64(0x11).u64(0x22).u32(2).u64(0x33).u64(0x44).b;
+  EXPECT_EQ(EncodeBody(h), want);
+  EXPECT_EQ(RoundTrip(h), h);
+  EXPECT_EQ(RoundTrip(CommandHeader{7, 0, {}}), (CommandHeader{7, 0, {}}));
+  // A wait list longer than the limit, or than the frame could hold, is refused.
+  auto over = Expect{}.u64(1).u64(0).u32(kMaxWaitList + 1).b;
+  over.resize(over.size() + 8 * (kMaxWaitList + 1));
+  Reader r1(over.data(), over.size());
+  CommandHeader x;
+  EXPECT_FALSE(CommandHeader::Decode(r1, &x));
+  const auto lying = Expect{}.u64(1).u64(0).u32(3).u64(9).b;  // says 3, carries 1
+  Reader r2(lying.data(), lying.size());
+  EXPECT_FALSE(CommandHeader::Decode(r2, &x));
+}
+
+TEST(Messages, TransferBytesAreExact) {
+  EXPECT_EQ(EncodeBody(WriteBufferRequest{1, 2, 3}), Expect{}.u64(1).u64(2).u64(3).b);
+  EXPECT_EQ(EncodeBody(ReadBufferRequest{4, 5, 6}), Expect{}.u64(4).u64(5).u64(6).b);
+  EXPECT_EQ(EncodeBody(CopyBufferRequest{1, 2, 3, 4, 5}), Expect{}.u64(1).u64(2).u64(3).u64(4).u64(5).b);
+  EXPECT_EQ(EncodeBody(SharedTransferRequest{9, 8, 7, 6}), Expect{}.u64(9).u64(8).u64(7).u64(6).b);
+  EXPECT_EQ(EncodeBody(FillBufferRequest{3, {0xaa, 0xbb}, 16, 32}),
+            Expect{}.u64(3).u32(2).u8(0xaa).u8(0xbb).u64(16).u64(32).b);
+  EXPECT_EQ(EncodeBody(MigrateMemObjectsRequest{1, {5, 6}}), Expect{}.u64(1).u32(2).u64(5).u64(6).b);
+  const BufferRectRequest rect{2, {1, 2, 3}, {4, 5, 6}, 64, 4096};
+  const auto rect_bytes = Expect{}.u64(2).u64(1).u64(2).u64(3).u64(4).u64(5).u64(6).u64(64).u64(4096).b;
+  EXPECT_EQ(EncodeBody(rect), rect_bytes);
+  auto write_rect = rect_bytes;
+  Expect size;
+  size.u64(120);
+  write_rect.insert(write_rect.end(), size.b.begin(), size.b.end());
+  EXPECT_EQ(EncodeBody(WriteBufferRectRequest{rect, 120}), write_rect);
+  EXPECT_EQ(rect.PackedSize(), 4u * 5 * 6);
+  EXPECT_EQ(EncodeBody(CopyBufferRectRequest{1, 2, {3, 4, 5}, {6, 7, 8}, {9, 10, 11}, 12, 13, 14, 15}),
+            Expect{}.u64(1).u64(2).u64(3).u64(4).u64(5).u64(6).u64(7).u64(8).u64(9).u64(10).u64(11)
+                .u64(12).u64(13).u64(14).u64(15).b);
+}
+
+TEST(Messages, TransfersRoundTrip) {
+  const uint64_t big = 0x8877665544332211ull;  // every byte distinct, the top bit set
+  for (const auto& m : {WriteBufferRequest{big, 1, 2}, WriteBufferRequest{}}) EXPECT_EQ(RoundTrip(m), m);
+  for (const auto& m : {ReadBufferRequest{1, big, 3}}) EXPECT_EQ(RoundTrip(m), m);
+  for (const auto& m : {CopyBufferRequest{1, 2, big, 4, 5}}) EXPECT_EQ(RoundTrip(m), m);
+  for (const auto& m : {SharedTransferRequest{1, 2, 3, big}}) EXPECT_EQ(RoundTrip(m), m);
+  const BufferRectRequest rect{big, {1, 2, 3}, {4, 5, 6}, 7, 8};
+  EXPECT_EQ(RoundTrip(rect), rect);
+  EXPECT_EQ(RoundTrip(WriteBufferRectRequest{rect, 9}), (WriteBufferRectRequest{rect, 9}));
+  const CopyBufferRectRequest copy{1, 2, {3, 4, 5}, {6, 7, big}, {9, 10, 11}, 12, 13, 14, 15};
+  EXPECT_EQ(RoundTrip(copy), copy);
+  FillBufferRequest fill{1, std::vector<uint8_t>(kMaxPatternBytes, 0x5a), 0, 1 << 20};
+  EXPECT_EQ(RoundTrip(fill), fill);
+  fill.pattern.push_back(0);  // one byte over OpenCL's largest pattern
+  const auto long_pattern = EncodeBody(fill);
+  Reader r(long_pattern.data(), long_pattern.size());
+  FillBufferRequest x;
+  EXPECT_FALSE(FillBufferRequest::Decode(r, &x));
+  MigrateMemObjectsRequest migrate{CL_MIGRATE_MEM_OBJECT_HOST, {}};
+  for (uint64_t i = 0; i < kMaxMigrateObjects; ++i) migrate.mems.push_back(i + 1);
+  EXPECT_EQ(RoundTrip(migrate), migrate);
+  migrate.mems.push_back(0);
+  const auto too_many = EncodeBody(migrate);
+  Reader r2(too_many.data(), too_many.size());
+  MigrateMemObjectsRequest y;
+  EXPECT_FALSE(MigrateMemObjectsRequest::Decode(r2, &y));
+}
+
+TEST(Messages, NDRangeKernelBytesAreExactAndRoundTrip) {
+  NDRangeKernelRequest k;
+  k.kernel = 0x42;
+  k.dims = 2;
+  k.has_offset = false;
+  k.has_local = true;
+  k.global = {1024, 768, 1};
+  k.local = {16, 16, 1};
+  const auto want = Expect{}
+                        .u64(0x42)
+                        .u32(2)
+                        .u8(0)
+                        .u8(1)
+                        .u64(0).u64(0).u64(0)       // offset
+                        .u64(1024).u64(768).u64(1)  // global
+                        .u64(16).u64(16).u64(1)     // local
+                        .b;
+  EXPECT_EQ(EncodeBody(k), want);
+  EXPECT_EQ(RoundTrip(k), k);
+  k.has_offset = true;
+  k.offset = {5, 6, 7};
+  k.dims = 3;
+  EXPECT_EQ(RoundTrip(k), k);
+  // Any non-zero byte is "true", as rgpud always read it.
+  auto odd = want;
+  odd[12] = 0x80;
+  Reader r(odd.data(), odd.size());
+  NDRangeKernelRequest got;
+  ASSERT_TRUE(NDRangeKernelRequest::Decode(r, &got));
+  EXPECT_TRUE(got.has_offset);
+}
+
+
+TEST(Messages, ImageCommandsBytesAreExactAndRoundTrip) {
+  const ImageTransferRequest read{7, {1, 2, 0}, {3, 4, 1}};
+  const auto read_bytes = Expect{}.u64(7).u64(1).u64(2).u64(0).u64(3).u64(4).u64(1).b;
+  EXPECT_EQ(EncodeBody(read), read_bytes);
+  EXPECT_EQ(RoundTrip(read), read);
+  auto write_bytes = read_bytes;
+  write_bytes.resize(write_bytes.size() + 8);
+  write_bytes[write_bytes.size() - 8] = 48;  // 3 x 4 pixels of 4 bytes
+  EXPECT_EQ(EncodeBody(WriteImageRequest{read, 48}), write_bytes);
+  EXPECT_EQ(RoundTrip(WriteImageRequest{read, 48}), (WriteImageRequest{read, 48}));
+
+  const CopyImageRequest copy{1, 2, {3, 4, 5}, {6, 7, 8}, {9, 10, 11}};
+  EXPECT_EQ(EncodeBody(copy), Expect{}.u64(1).u64(2).u64(3).u64(4).u64(5).u64(6).u64(7).u64(8).u64(9)
+                                  .u64(10).u64(11).b);
+  EXPECT_EQ(RoundTrip(copy), copy);
+  const CopyImageToBufferRequest to_buffer{1, 2, {3, 4, 5}, {6, 7, 8}, 9};
+  EXPECT_EQ(EncodeBody(to_buffer),
+            Expect{}.u64(1).u64(2).u64(3).u64(4).u64(5).u64(6).u64(7).u64(8).u64(9).b);
+  EXPECT_EQ(RoundTrip(to_buffer), to_buffer);
+  const CopyBufferToImageRequest to_image{1, 2, 3, {4, 5, 6}, {7, 8, 9}};
+  EXPECT_EQ(EncodeBody(to_image),
+            Expect{}.u64(1).u64(2).u64(3).u64(4).u64(5).u64(6).u64(7).u64(8).u64(9).b);
+  EXPECT_EQ(RoundTrip(to_image), to_image);
+
+  FillImageRequest fill{5, {}, {0, 0, 0}, {8, 8, 1}};
+  for (int i = 0; i < 16; ++i) fill.color[i] = static_cast<uint8_t>(i + 1);
+  Expect want;
+  want.u64(5).u32(16);
+  for (int i = 0; i < 16; ++i) want.u8(static_cast<uint8_t>(i + 1));
+  want.u64(0).u64(0).u64(0).u64(8).u64(8).u64(1);
+  EXPECT_EQ(EncodeBody(fill), want.b);
+  EXPECT_EQ(RoundTrip(fill), fill);
+  // A color of any other size is refused, even with the frame's length consistent.
+  Expect short_color;
+  short_color.u64(5).u32(12);
+  for (int i = 0; i < 12; ++i) short_color.u8(0);
+  short_color.u64(0).u64(0).u64(0).u64(8).u64(8).u64(1);
+  Reader r(short_color.b.data(), short_color.b.size());
+  FillImageRequest x;
+  EXPECT_FALSE(FillImageRequest::Decode(r, &x));
+}
+
 }  // namespace
 }  // namespace rgpu::proto

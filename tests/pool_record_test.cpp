@@ -153,3 +153,68 @@ TEST(PoolConfig, Section) {
 
 }  // namespace
 }  // namespace rgpu
+
+namespace rgpu {
+namespace {
+
+// rgpud's config file beyond [pool] (server/config.cpp): every section, and what each refuses.
+TEST(ServerConfig, SectionsAndTenants) {
+  server::ServerOptions opt;
+  Status s = LoadText(
+      "[server]\nlisten = \"tcp:0.0.0.0:7420\"\nname = \"gpu-a\"\n"
+      "[limits]\nmax_frame = \"2MiB\"\nmax_staging = \"64MiB\"\nstop_grace_seconds = 1.5\n"
+      "[[tenant]]\nid = \"lc\"\ntoken_hash = \"sha256$s$d\"\npriority = \"latency-critical\"\n"
+      "weight = 2.0\nmem_quota = \"1GiB\"\nmax_sessions = 3\ndevices = [0, 1]\n"
+      "[[tenant]]\nid = \"be\"\ntoken_hash = \"sha256$s$e\"\ncontext_group = \"batch\"\n",
+      &opt);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(opt.listen, "tcp:0.0.0.0:7420");
+  EXPECT_EQ(opt.name, "gpu-a");
+  EXPECT_EQ(opt.max_frame, 2u << 20);
+  EXPECT_EQ(opt.max_staging_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(opt.stop_grace, std::chrono::milliseconds(1500));
+  ASSERT_EQ(opt.tenants.size(), 2u);
+  const auto& lc = *opt.tenants[0];
+  EXPECT_EQ(lc.id, "lc");
+  EXPECT_EQ(lc.priority, server::Priority::LatencyCritical);
+  EXPECT_DOUBLE_EQ(lc.weight, 2.0);
+  EXPECT_EQ(lc.mem_quota_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(lc.max_sessions, 3u);
+  EXPECT_EQ(lc.devices, (std::vector<int>{0, 1}));
+  const auto& be = *opt.tenants[1];
+  EXPECT_EQ(be.priority, server::Priority::BestEffort);
+  EXPECT_DOUBLE_EQ(be.weight, 1.0);
+  EXPECT_EQ(be.context_group, "batch");
+}
+
+TEST(ServerConfig, MistakesAreRefusedWithTheirPlace) {
+  const std::string ok_tenant = "[[tenant]]\nid = \"a\"\ntoken_hash = \"sha256$s$d\"\n";
+  const struct {
+    std::string text, says;
+  } cases[] = {
+      {"[server]\nlistn = \"x\"\n", "listn"},
+      {"[tls]\ncert = \"c.pem\"\n", "both cert and key"},
+      {"[tls]\nclient_ca = \"ca.pem\"\n", "client_ca"},
+      {"[limits]\nmax_frame = \"64KiB\"\n", "max_frame"},
+      {"[limits]\nmax_staging = -1\n", "max_staging"},
+      {ok_tenant + ok_tenant, "listed twice"},
+      {"[[tenant]]\ntoken_hash = \"sha256$s$d\"\n", "no id"},
+      {"[[tenant]]\nid = \"a\"\ntoken_hash = \"plain\"\n", "token_hash"},
+      {ok_tenant + "weight = 0\n", "weight"},
+      {ok_tenant + "priority = \"urgent\"\n", "priority"},
+      {ok_tenant + "max_sessions = -1\n", "max_sessions"},
+      {ok_tenant + "devices = [-1]\n", "devices"},
+      {"tenant = 5\n", "[[tenant]]"},
+      {"limits = 1\n", "[limits]"},
+      {"[server\n", "line"},
+  };
+  for (const auto& c : cases) {
+    server::ServerOptions o;
+    Status s = LoadText(c.text, &o);
+    EXPECT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << c.text << " -> " << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace rgpu

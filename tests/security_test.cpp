@@ -133,17 +133,14 @@ class RawClient {
     Send(Op::CreateBuffer, b);
   }
   static void CommandHeader(Writer& w, uint64_t queue) {
-    w.u64(queue);
-    w.u64(0);  // no event
-    w.u32(0);  // no waits
+    proto::CommandHeader{queue, /*no event*/ 0, /*no waits*/ {}}.EncodeTo(w);
   }
   void WriteBuffer(uint64_t queue, uint64_t mem, const std::vector<uint8_t>& data) {
     std::vector<uint8_t> b;
+    b.reserve(64 + data.size());  // also quiets a false -Warray-bounds of GCC 12 on the resizes
     Writer w(&b);
     CommandHeader(w, queue);
-    w.u64(mem);
-    w.u64(0);
-    w.u64(data.size());
+    proto::WriteBufferRequest{mem, 0, data.size()}.EncodeTo(w);
     w.raw(data.data(), data.size());
     Send(Op::WriteBuffer, b);
   }
@@ -152,9 +149,7 @@ class RawClient {
     std::vector<uint8_t> b;
     Writer w(&b);
     CommandHeader(w, queue);
-    w.u64(mem);
-    w.u64(0);
-    w.u64(size);
+    proto::ReadBufferRequest{mem, 0, size}.EncodeTo(w);
     Frame rep = Call(Op::ReadBuffer, b);
     *code = Code(rep);
     std::vector<uint8_t> data(size);
@@ -409,9 +404,7 @@ TEST(Limits, AFloodOfReadsThatIsNeverReadBackIsSlowedNotBuffered) {
     std::vector<uint8_t> b;
     Writer w(&b);
     RawClient::CommandHeader(w, 2);
-    w.u64(3);
-    w.u64(0);
-    w.u64(1 << 20);
+    proto::ReadBufferRequest{3, 0, 1 << 20}.EncodeTo(w);
     uint8_t hdr[proto::kHeaderSize];
     proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(b.size()), static_cast<uint16_t>(Op::ReadBuffer), 0,
                                     static_cast<uint64_t>(100 + i)},

@@ -322,13 +322,8 @@ TEST(SharedHostile, RefusedRegionsGetAnErrorAndTheSessionGoesOn) {
 std::vector<uint8_t> SharedBody(uint64_t size, uint64_t region_off, uint64_t queue = 1) {
   std::vector<uint8_t> body;
   proto::Writer w(&body);
-  w.u64(queue);
-  w.u64(0);
-  w.u32(0);
-  w.u64(2);
-  w.u64(0);
-  w.u64(size);
-  w.u64(region_off);
+  proto::CommandHeader{queue, 0, {}}.EncodeTo(w);
+  proto::SharedTransferRequest{/*mem*/ 2, 0, size, region_off}.EncodeTo(w);
   return body;
 }
 

@@ -363,98 +363,106 @@ void Scheduler::Harvest() {
   }
 }
 
-Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
-  if (!req.slice_info) {
-    {
-      std::lock_guard lk(mu_);
-      StateFor(req).usage.unsliceable++;
-    }
-    return Direct(req, true);
+Result<LaunchResult> Scheduler::Unsliced(LaunchRequest& req) {
+  {
+    std::lock_guard lk(mu_);
+    StateFor(req).usage.unsliceable++;
   }
+  return Direct(req, true);
+}
+
+// The profiling times of a sliced launch: the first start and the last end of its slices,
+// published for the application's event once the last slice completed.
+struct Scheduler::SliceTimes {
+  std::mutex mu;
+  size_t left = 0;
+  uint64_t start = UINT64_MAX, end = 0, queued = UINT64_MAX, submit = UINT64_MAX;
+  std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
+
+  void Add(const ProfilingTimes* t) {  // null: the slice's times could not be read
+    bool last;
+    {
+      std::lock_guard lk(mu);
+      if (t) {
+        start = std::min(start, t->start);
+        end = std::max(end, t->end);
+        queued = std::min(queued, t->queued);
+        submit = std::min(submit, t->submit);
+      }
+      last = --left == 0;
+    }
+    if (last) times->Publish(queued, submit, start, end);
+  }
+};
+
+Result<BkEvent*> Scheduler::LaunchSlice(LaunchRequest& req, const slicer::SlicePlan& p, size_t i,
+                                        const std::shared_ptr<SliceTimes>& agg) {
+  std::vector<KernelArgValue> args = req.args;
+  AppendHidden(args, slicer::HiddenArgForSlice(p.launch, p.slices[i]), nullptr);
+  // In an in-order queue the slices follow each other; out of order, each keeps the wait list.
+  WaitList waits = (i == 0 || !req.queue_in_order) ? WaitList(req.waits) : WaitList();
+  const std::string key = req.tenant_key;
+  uint64_t seq;
+  {
+    std::lock_guard lk(mu_);
+    seq = ledger_.Submit();
+  }
+  auto ev = backend_->Launch(req.queue, req.kernel, args, RangeOf(p.launch, p.slices[i]), waits);
+  {
+    std::lock_guard lk(mu_);
+    if (!ev.ok()) {
+      Completed(seq, key, nullptr);
+      return ev.status();
+    }
+    StateFor(req).in_flight++;
+  }
+  // Outside mu_: the callback takes it, and may run at once if the slice is already done.
+  backend_->OnComplete(*ev, [this, key, seq, e = *ev, agg](int32_t) {
+    auto t = backend_->Profiling(e);
+    agg->Add(t.ok() ? &*t : nullptr);
+    std::lock_guard lk(mu_);
+    Completed(seq, key, t.ok() ? &*t : nullptr);
+    auto it = tenants_.find(key);
+    if (it != tenants_.end()) {
+      it->second.usage.slices++;
+      it->second.in_flight--;
+    }
+    cv_.notify_all();
+  });
+  return *ev;
+}
+
+Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
+  if (!req.slice_info) return Unsliced(req);
   auto plan = slicer::PlanSlices(*req.slice_info, ShapeOf(req.range), n);
   if (!plan.ok()) {
     spdlog::debug("launch not sliced: {}", plan.status().message());
-    {
-      std::lock_guard lk(mu_);
-      StateFor(req).usage.unsliceable++;
-    }
-    return Direct(req, true);
+    return Unsliced(req);
   }
   const auto& p = plan.value();
-  const std::string key = req.tenant_key;
-  auto times = std::make_shared<LaunchTimes>();
-  struct Agg {
-    std::mutex mu;
-    size_t left;
-    uint64_t start = UINT64_MAX, end = 0, queued = UINT64_MAX, submit = UINT64_MAX;
-  };
-  auto agg = std::make_shared<Agg>();
+  auto agg = std::make_shared<SliceTimes>();
   agg->left = p.slices.size();
   std::vector<BkEvent*> events;
+  auto release = [&] {
+    for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
+  };
   for (size_t i = 0; i < p.slices.size(); ++i) {
-    std::vector<KernelArgValue> args = req.args;
-    AppendHidden(args, slicer::HiddenArgForSlice(p.launch, p.slices[i]), nullptr);
-    // In an in-order queue the slices follow each other; out of order, each keeps the wait list.
-    WaitList waits = (i == 0 || !req.queue_in_order) ? WaitList(req.waits) : WaitList();
-    uint64_t seq;
-    {
-      std::lock_guard lk(mu_);
-      seq = ledger_.Submit();
-    }
-    auto ev = backend_->Launch(req.queue, req.kernel, args, RangeOf(p.launch, p.slices[i]), waits);
-    if (!ev.ok()) {
-      {
-        std::lock_guard lk(mu_);
-        Completed(seq, key, nullptr);
-      }
-      for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
-      return ev.status();
-    }
+    auto ev = LaunchSlice(req, p, i, agg);
+    if (!ev.ok()) return release(), ev.status();
     events.push_back(*ev);
-    {
-      std::lock_guard lk(mu_);
-      StateFor(req).in_flight++;
-    }
-    backend_->OnComplete(*ev, [this, key, seq, e = *ev, agg, times](int32_t) {
-      auto t = backend_->Profiling(e);
-      bool last;
-      {
-        std::lock_guard lk(agg->mu);
-        if (t.ok()) {
-          agg->start = std::min(agg->start, t->start);
-          agg->end = std::max(agg->end, t->end);
-          agg->queued = std::min(agg->queued, t->queued);
-          agg->submit = std::min(agg->submit, t->submit);
-        }
-        last = --agg->left == 0;
-      }
-      if (last) {
-        times->Publish(agg->queued, agg->submit, agg->start, agg->end);
-      }
-      std::lock_guard lk(mu_);
-      Completed(seq, key, t.ok() ? &*t : nullptr);
-      auto it = tenants_.find(key);
-      if (it != tenants_.end()) {
-        it->second.usage.slices++;
-        it->second.in_flight--;
-      }
-      cv_.notify_all();
-    });
   }
+  // The application's event: the last slice in an in-order queue, else a marker on all.
   BkEvent* result;
   if (req.queue_in_order) {
     result = events.back();
     events.pop_back();
   } else {
     auto m = backend_->Marker(req.queue, events);
-    if (!m.ok()) {
-      for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
-      return m.status();
-    }
+    if (!m.ok()) return release(), m.status();
     result = *m;
   }
-  for (auto* e : events) backend_->Release(proto::ObjType::Event, e);
-  return LaunchResult{result, times};
+  release();
+  return LaunchResult{result, agg->times};
 }
 
 Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
@@ -643,32 +651,37 @@ void Scheduler::DispatchLoop() {
   }
 }
 
-bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
-  // Drop finished or failed launches at the heads of the queues.
+bool Scheduler::FinishOneOver(std::unique_lock<std::mutex>& lk) {
   for (auto& [key, st] : tenants_) {
-    while (!st.queue.empty()) {
-      auto& h = st.queue.front();
-      bool over = h->in_flight == 0 && (h->done >= h->total || (h->ready && h->status < 0) || h->cancelled);
-      if (!over) break;
-      auto held = h;
-      st.queue.pop_front();
-      lk.unlock();
-      Finish(*held, held->status);
-      lk.lock();
-      return true;  // state may have changed; look again
-    }
+    if (st.queue.empty()) continue;
+    auto& h = st.queue.front();
+    const bool over = h->in_flight == 0 && (h->done >= h->total || (h->ready && h->status < 0) || h->cancelled);
+    if (!over) continue;
+    auto held = h;
+    st.queue.pop_front();
+    lk.unlock();
+    Finish(*held, held->status);
+    lk.lock();
+    return true;
   }
-  const auto now = Now();
+  return false;
+}
+
+Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
   const auto guard_end =
       lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000));
-  bool lc_busy = lc_requests_ > 0 || now < guard_end, lc_active = false;
+  LcState lc{lc_requests_ > 0 || now < guard_end, false};
   if (lc_requests_ == 0 && now < guard_end && (wake_at_ == Clock::time_point{} || guard_end < wake_at_))
     wake_at_ = guard_end;
   for (auto& [key, st] : tenants_) {
     if (st.priority != Priority::LatencyCritical) continue;
-    if (st.in_flight > 0) lc_busy = true;
-    if (now - st.last_submit < kActiveWindow) lc_active = true;
+    if (st.in_flight > 0) lc.busy = true;
+    if (now - st.last_submit < kActiveWindow) lc.active = true;
   }
+  return lc;
+}
+
+Scheduler::TenantState* Scheduler::PickTenant(bool lc_busy) {
   TenantState* pick = nullptr;
   for (auto& [key, st] : tenants_) {
     if (st.queue.empty()) continue;
@@ -680,38 +693,53 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
         (lc == (pick->priority == Priority::LatencyCritical) && st.vtime < pick->vtime))
       pick = &st;
   }
-  if (!pick) return false;
-  auto h = pick->queue.front();
+  return pick;
+}
+
+bool Scheduler::DeviceTakes(const TenantState* pick, const Held& h, bool lc_active) const {
   // One tenant's held work on the device at a time.
   if (device_in_flight_ > 0 && on_device_ != pick) return false;
-  if (h->preemptible) {
+  if (h.preemptible) {
     // A second run may queue behind the first, claiming from the same counter, so that the
     // device does not idle while rgpud learns that the first ended; never after a stop.
-    const bool chain = device_in_flight_ == 1 && h->in_flight == 1 && !h->stop_sent;
-    if (device_in_flight_ > 0 && !chain) return false;
-  } else if (device_in_flight_ >= (lc_active ? 1 : kHeldDepth)) {
-    return false;
+    const bool chain = device_in_flight_ == 1 && h.in_flight == 1 && !h.stop_sent;
+    return device_in_flight_ == 0 || chain;
   }
+  return device_in_flight_ < (lc_active ? 1 : kHeldDepth);
+}
 
-  size_t first = h->next, count = 1;
+size_t Scheduler::SliceCount(const Held& h, bool beside_lc) {
+  if (!h.sliceable) return 1;
   double piece_ns = 0;  // measured cost of one fine piece, 0 when unknown
-  if (h->sliceable) {
-    auto it = cost_ns_.find(h->req.sched_kernel);
-    if (it != cost_ns_.end() && it->second > 0) piece_ns = std::max(it->second, 1.0);
-    // Slices cannot be stopped: at most kMaxSliceUs even between best-effort tenants (a
-    // latency-critical request after a pause waits for one), shorter beside an active one.
-    double budget_ns = std::min(options_.quantum_us, kMaxSliceUs) * 1000.0;
-    if (lc_active && pick->priority != Priority::LatencyCritical)
-      budget_ns = std::min(budget_ns, options_.lc_slice_us * 1000.0);
-    if (options_.force_slices || piece_ns == 0) count = 1;  // the first piece measures the kernel
-    else count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
-    count = std::min(count, h->total - first);
-  }
+  auto it = cost_ns_.find(h.req.sched_kernel);
+  if (it != cost_ns_.end() && it->second > 0) piece_ns = std::max(it->second, 1.0);
+  // Slices cannot be stopped: at most kMaxSliceUs even between best-effort tenants (a
+  // latency-critical request after a pause waits for one), shorter beside an active one.
+  double budget_ns = std::min(options_.quantum_us, kMaxSliceUs) * 1000.0;
+  if (beside_lc) budget_ns = std::min(budget_ns, options_.lc_slice_us * 1000.0);
+  size_t count = 1;  // the first piece measures the kernel
+  if (!options_.force_slices && piece_ns != 0) count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
+  return std::min(count, h.total - h.next);
+}
+
+bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
+  // Drop finished or failed launches at the heads of the queues; state may then have
+  // changed, so the caller looks again.
+  if (FinishOneOver(lk)) return true;
+  const auto now = Now();
+  const LcState lc = LatencyCriticalState(now);
+  TenantState* pick = PickTenant(lc.busy);
+  if (!pick) return false;
+  auto h = pick->queue.front();
+  if (!DeviceTakes(pick, *h, lc.active)) return false;
+  const bool beside_lc = lc.active && pick->priority != Priority::LatencyCritical;
+  const size_t first = h->next;
+  size_t count = SliceCount(*h, beside_lc);
   // A run with no other of its launch on the device starts afresh: its control write clears
   // any stop; a chained one goes on from the counter.
   const bool fresh_run = h->preemptible && h->in_flight == 0;
   if (h->preemptible) {
-    count = RunGroups(*h, first, lc_active && pick->priority != Priority::LatencyCritical);
+    count = RunGroups(*h, first, beside_lc);
     if (fresh_run) {
       h->stop_sent = false;
       h->run_started = now;

@@ -175,6 +175,12 @@ class Scheduler {
 
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
   Result<LaunchResult> SplitInPlace(LaunchRequest& req, size_t slices);
+  // A launch `split` cannot cut (no rewrite, or the slicer refused it) runs whole, counted.
+  Result<LaunchResult> Unsliced(LaunchRequest& req);
+  // One slice of a split launch on the application's queue, accounted when it completes.
+  struct SliceTimes;
+  Result<BkEvent*> LaunchSlice(LaunchRequest& req, const slicer::SlicePlan& p, size_t i,
+                               const std::shared_ptr<SliceTimes>& agg);
   Result<LaunchResult> Hold(LaunchRequest& req);
   // Accounting. Every launch takes a ledger sequence number (under mu_) before it goes to
   // the device, and reports through Completed once it is done: with its profiling times, or
@@ -190,6 +196,19 @@ class Scheduler {
   int ActiveTenants();                              // requires mu_
   void DispatchLoop();
   bool DispatchOne(std::unique_lock<std::mutex>& lk);  // requires mu_ held via lk
+  // DispatchOne's steps (all require mu_): finish one launch at a queue's head that is over
+  // (releasing mu_ meanwhile); whether latency-critical work is being served (busy: best-effort
+  // work stays off the device) or recently arrived (active: best-effort work runs short); the
+  // tenant whose work goes next; whether the device takes more of it now; and how many slices
+  // of it go in one dispatch.
+  bool FinishOneOver(std::unique_lock<std::mutex>& lk);
+  struct LcState {
+    bool busy, active;
+  };
+  LcState LatencyCriticalState(Clock::time_point now);
+  TenantState* PickTenant(bool lc_busy);
+  bool DeviceTakes(const TenantState* pick, const Held& h, bool lc_active) const;
+  size_t SliceCount(const Held& h, bool beside_lc);
   // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).
   void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
   bool PlanRuns(Held& h);

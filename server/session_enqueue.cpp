@@ -1,0 +1,435 @@
+// The buffer and kernel commands (clEnqueue*; the image commands' handlers are in
+// server/session_image.cpp): one handler per operation, each decoding its
+// message (proto/messages.h) before it touches any object, so that a malformed request
+// changes nothing. A command that names something it may not (a released buffer, another
+// session's event) fails as a command: its event stands failed and the client hears of it
+// (Session::CommandFailed); only a malformed frame ends the session.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "proto/messages.h"
+#include "server/server.h"
+#include "server/session.h"
+
+namespace rgpu::server {
+
+namespace {
+// Reads up to this size, for a client blocked on them, are answered from the reader thread.
+constexpr size_t kInlineReadMax = 256 * 1024;
+
+Status Malformed() { return Status::Protocol("malformed command body"); }
+
+template <typename Message>
+bool DecodeAll(proto::Reader& r, Message* m) {
+  return Message::Decode(r, m) && r.done();
+}
+
+void Copy3(const proto::Triple& from, size_t to[3]) {
+  for (int i = 0; i < 3; ++i) to[i] = static_cast<size_t>(from[i]);
+}
+}  // namespace
+
+using proto::FrameHeader;
+using proto::ObjType;
+using proto::Op;
+using proto::Reader;
+using proto::Writer;
+
+void Session::RequestTrace::Keep(std::vector<float>& v, std::chrono::steady_clock::time_point since) {
+  const float us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - since).count();
+  if (v.size() < (1u << 20)) v.push_back(us);  // at most a million samples per figure
+}
+
+bool IsEnqueue(uint16_t op) {
+  switch (static_cast<Op>(op)) {
+    case Op::WriteBuffer:
+    case Op::ReadBuffer:
+    case Op::CopyBuffer:
+    case Op::WriteBufferRect:
+    case Op::ReadBufferRect:
+    case Op::CopyBufferRect:
+    case Op::FillBuffer:
+    case Op::NDRangeKernel:
+    case Op::Marker:
+    case Op::Barrier:
+    case Op::MigrateMemObjects:
+    case Op::WriteImage:
+    case Op::ReadImage:
+    case Op::CopyImage:
+    case Op::CopyImageToBuffer:
+    case Op::CopyBufferToImage:
+    case Op::FillImage:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status Session::Enqueue(const FrameHeader& h, Reader& r) {
+  Command c;
+  c.frame = &h;
+  if (!proto::CommandHeader::Decode(r, &c.head)) return Status::Protocol("malformed command header");
+  switch (static_cast<Op>(h.op)) {
+    case Op::WriteBuffer: return EnqueueWriteBuffer(c, r);
+    case Op::ReadBuffer: return EnqueueReadBuffer(c, r);
+    case Op::CopyBuffer: return EnqueueCopyBuffer(c, r);
+    case Op::WriteBufferRect: return EnqueueWriteBufferRect(c, r);
+    case Op::ReadBufferRect: return EnqueueReadBufferRect(c, r);
+    case Op::CopyBufferRect: return EnqueueCopyBufferRect(c, r);
+    case Op::FillBuffer: return EnqueueFillBuffer(c, r);
+    case Op::NDRangeKernel: return EnqueueNDRangeKernel(c, r);
+    case Op::Marker:
+    case Op::Barrier: return EnqueueMarkerOrBarrier(c, r);
+    case Op::MigrateMemObjects: return EnqueueMigrateMemObjects(c, r);
+    case Op::ReadImage: return EnqueueReadImage(c, r);
+    case Op::WriteImage: return EnqueueWriteImage(c, r);
+    case Op::CopyImage: return EnqueueCopyImage(c, r);
+    case Op::CopyImageToBuffer: return EnqueueCopyImageToBuffer(c, r);
+    case Op::CopyBufferToImage: return EnqueueCopyBufferToImage(c, r);
+    case Op::FillImage: return EnqueueFillImage(c, r);
+    default: return Status::Protocol("unknown command " + std::to_string(h.op));
+  }
+}
+
+// ---------------------------------------------------------------- shared steps
+
+Status Session::ResolveCommand(Command& c) {
+  auto q = Lookup(c.head.queue, ObjType::Queue);
+  if (!q.ok()) return q.status();
+  c.queue_entry = *q;
+  c.queue = static_cast<BkQueue*>((*q)->handle);
+  auto waits = ResolveWaits(c.head.waits);
+  if (!waits.ok()) return waits.status();
+  c.waits = std::move(*waits);
+  return Status::Ok();
+}
+
+Status Session::Fail(const Command& c, const Status& s) {
+  return CommandFailed(*c.frame, c.head.queue, c.head.event, s);
+}
+
+Result<BkMem*> Session::BufferOf(uint64_t id) {
+  auto e = Lookup(id, ObjType::Mem);
+  if (!e.ok()) return e.status();
+  return static_cast<BkMem*>((*e)->handle);
+}
+
+Status Session::EndCommand(const Command& c, Result<BkEvent*> ev, std::shared_ptr<LaunchTimes> times) {
+  if (!ev.ok()) return Fail(c, ev.status());
+  // Backpressure (WaitForRoom) counts what the device has not finished.
+  TrackUnfinished(*ev);
+  if (c.head.event == 0) {
+    if (*ev) server_->backend().Release(ObjType::Event, *ev);  // a launch may have none
+    return Status::Ok();
+  }
+  Entry e;
+  e.type = ObjType::Event;
+  e.handle = *ev;
+  e.parent = c.queue_entry->parent;
+  e.times = std::move(times);
+  return InsertOwned(c.head.event, std::move(e));
+}
+
+// ---------------------------------------------------------------- transfers
+
+Status Session::EnqueueWriteBuffer(Command& c, Reader& r) {
+  proto::WriteBufferRequest m;
+  if (!proto::WriteBufferRequest::Decode(r, &m)) return Malformed();
+  auto blob = TakeBlob(m.size, r);
+  if (!blob.ok()) return blob.status();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto mem = BufferOf(m.mem);
+  if (!mem.ok()) return Fail(c, mem.status());
+  return EndCommand(c, server_->backend().Write(c.queue, *mem, m.offset, *blob, c.waits));
+}
+
+Status Session::EnqueueReadBuffer(Command& c, Reader& r) {
+  proto::ReadBufferRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (c.frame->tag == 0) return Status::Protocol("ReadBuffer needs a tag");
+  // Bound what a read may make the server allocate.
+  if (m.size > server_->options().max_staging_bytes)
+    return Status::Protocol("read larger than the per-session transfer limit");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto mem = BufferOf(m.mem);
+  if (!mem.ok()) return Fail(c, mem.status());
+  // A large read (none that large waits inline) goes out piece by piece as the device reads
+  // it (Session::PipelinedRead), from buffers of its own.
+  static_assert(2 * kReadPiece > kInlineReadMax);
+  if (c.queue_entry->in_order && m.size >= 2 * kReadPiece)
+    return EndCommand(c, PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits));
+  Bytes dst = server_->buffers().Acquire(m.size);
+  dst->resize(m.size);
+  const bool inline_read = WaitsInline(c, m.size);
+  auto ev = server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read);
+  if (!ev.ok()) return Fail(c, ev.status());
+  AnswerRead(c, *ev, dst, inline_read);
+  return EndCommand(c, ev);
+}
+
+Status Session::EnqueueCopyBuffer(Command& c, Reader& r) {
+  proto::CopyBufferRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto src = BufferOf(m.src);
+  if (!src.ok()) return Fail(c, src.status());
+  auto dst = BufferOf(m.dst);
+  if (!dst.ok()) return Fail(c, dst.status());
+  return EndCommand(
+      c, server_->backend().Copy(c.queue, *src, *dst, m.src_offset, m.dst_offset, m.size, c.waits));
+}
+
+namespace {
+// The buffer's side of a rectangle as the request gives it; the host's side is packed.
+Rect RectOf(const proto::BufferRectRequest& m) {
+  Rect ra;
+  Copy3(m.origin, ra.buffer_origin);
+  Copy3(m.region, ra.region);
+  ra.buffer_row_pitch = m.row_pitch;
+  ra.buffer_slice_pitch = m.slice_pitch;
+  ra.host_row_pitch = ra.region[0];
+  ra.host_slice_pitch = ra.region[0] * ra.region[1];
+  return ra;
+}
+}  // namespace
+
+Status Session::EnqueueWriteBufferRect(Command& c, Reader& r) {
+  proto::WriteBufferRectRequest m;
+  if (!proto::WriteBufferRectRequest::Decode(r, &m)) return Malformed();
+  auto blob = TakeBlob(m.size, r);
+  if (!blob.ok()) return blob.status();
+  if ((*blob)->size() != m.rect.PackedSize()) return Status::Protocol("rect data size mismatch");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto mem = BufferOf(m.rect.mem);
+  if (!mem.ok()) return Fail(c, mem.status());
+  return EndCommand(c, server_->backend().WriteRect(c.queue, *mem, RectOf(m.rect), *blob, c.waits));
+}
+
+Status Session::EnqueueReadBufferRect(Command& c, Reader& r) {
+  proto::BufferRectRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (c.frame->tag == 0) return Status::Protocol("ReadBufferRect needs a tag");
+  const uint64_t size = m.PackedSize();
+  if (size > server_->options().max_staging_bytes)
+    return Status::Protocol("read larger than the per-session transfer limit");
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto mem = BufferOf(m.mem);
+  if (!mem.ok()) return Fail(c, mem.status());
+  Bytes dst = server_->buffers().Acquire(size);
+  dst->resize(size);
+  const bool inline_read = WaitsInline(c, size);
+  auto ev = server_->backend().ReadRect(c.queue, *mem, RectOf(m), dst, c.waits);
+  if (!ev.ok()) return Fail(c, ev.status());
+  AnswerRead(c, *ev, dst, inline_read);
+  return EndCommand(c, ev);
+}
+
+Status Session::EnqueueCopyBufferRect(Command& c, Reader& r) {
+  proto::CopyBufferRectRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto src = BufferOf(m.src);
+  if (!src.ok()) return Fail(c, src.status());
+  auto dst = BufferOf(m.dst);
+  if (!dst.ok()) return Fail(c, dst.status());
+  Rect ra, rb;
+  Copy3(m.src_origin, ra.buffer_origin);
+  Copy3(m.dst_origin, rb.buffer_origin);
+  Copy3(m.region, ra.region);
+  ra.buffer_row_pitch = m.src_row_pitch;
+  ra.buffer_slice_pitch = m.src_slice_pitch;
+  rb.buffer_row_pitch = m.dst_row_pitch;
+  rb.buffer_slice_pitch = m.dst_slice_pitch;
+  return EndCommand(c, server_->backend().CopyRect(c.queue, *src, *dst, ra, rb, c.waits));
+}
+
+Status Session::EnqueueFillBuffer(Command& c, Reader& r) {
+  proto::FillBufferRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto mem = BufferOf(m.mem);
+  if (!mem.ok()) return Fail(c, mem.status());
+  return EndCommand(c, server_->backend().Fill(c.queue, *mem, m.pattern, m.offset, m.size, c.waits));
+}
+
+Status Session::EnqueueMarkerOrBarrier(Command& c, Reader& r) {
+  if (!r.done()) return Malformed();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  Backend& bk = server_->backend();
+  const bool marker = static_cast<Op>(c.frame->op) == Op::Marker;
+  return EndCommand(c, marker ? bk.Marker(c.queue, c.waits) : bk.Barrier(c.queue, c.waits));
+}
+
+Status Session::EnqueueMigrateMemObjects(Command& c, Reader& r) {
+  proto::MigrateMemObjectsRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  std::vector<BkMem*> mems;
+  for (uint64_t id : m.mems) {
+    auto mem = BufferOf(id);
+    if (!mem.ok()) return Fail(c, mem.status());
+    mems.push_back(*mem);
+  }
+  return EndCommand(c, server_->backend().Migrate(c.queue, mems, m.flags, c.waits));
+}
+
+// ---------------------------------------------------------------- answering reads
+
+bool Session::WaitsInline(const Command& c, uint64_t size) const {
+  // A client blocked on a small read gets it from this thread as soon as the device is done:
+  // no hand-off to the completion thread, none to the outbox's writer.
+  return (c.frame->flags & proto::kFlagWaiting) && size <= kInlineReadMax && CanWaitInline();
+}
+
+void Session::AnswerRead(const Command& c, BkEvent* ev, Bytes dst, bool inline_read) {
+  // The answer's bytes count against the outbox bound from now until they are sent.
+  outbox_->Reserve(dst->size());
+  if (inline_read) AnswerReadNow(c, ev, dst);
+  else AnswerReadWhenDone(c, ev, dst);
+}
+
+void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
+  Backend& bk = server_->backend();
+  const uint16_t rop = c.frame->op;
+  const uint64_t tag = c.frame->tag;
+  Status ws = Status::Ok();
+  if (static_cast<Op>(rop) != Op::ReadBuffer) {  // ReadBuffer was a blocking read already
+    bk.Flush(c.queue);
+    ws = bk.Wait(std::span<BkEvent* const>(&ev, 1));
+  }
+  const int32_t st = ws.ok() ? bk.EventStatus(ev) : ws.code();
+  const auto answered = std::chrono::steady_clock::now();
+  if (trace_) RequestTrace::Keep(trace_->read_wait_us, frame_in_);
+  if (st == CL_COMPLETE) {
+    // The data and the reply in one write.
+    const std::vector<uint8_t> reply = ReplyBody(Status::Ok(), {});
+    std::vector<uint8_t> frames(2 * proto::kHeaderSize + 8 + dst->size() + reply.size());
+    uint8_t* p = frames.data();
+    proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(8 + dst->size()),
+                                    static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
+                        p);
+    p += proto::kHeaderSize;
+    proto::PutLE(p, 0, 8);
+    p += 8;
+    if (!dst->empty()) std::memcpy(p, dst->data(), dst->size());
+    p += dst->size();
+    proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(reply.size()), rop, proto::kFlagReply, tag}, p);
+    p += proto::kHeaderSize;
+    std::memcpy(p, reply.data(), reply.size());
+    outbox_->PushFramed(std::move(frames));
+    if (trace_) RequestTrace::Keep(trace_->send_us, answered);
+  } else {
+    SendReply(*outbox_, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
+  }
+  outbox_->Unreserve(dst->size());
+}
+
+void Session::AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst) {
+  // Send the data when the read completes; chunks go behind control frames.
+  server_->backend().OnComplete(ev, [out = outbox_, dst, rop = c.frame->op, tag = c.frame->tag](int32_t st) {
+    if (st == CL_COMPLETE) {
+      for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
+        const size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
+        std::vector<uint8_t> prefix;
+        Writer w(&prefix);
+        w.u64(off);
+        out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
+                      std::move(prefix), dst, off, len);
+      }
+      // The final reply travels behind the data in the bulk lane: the client takes it as
+      // "all data landed".
+      out->PushBulk(FrameHeader{0, rop, proto::kFlagReply, tag}, ReplyBody(Status::Ok(), {}), nullptr, 0, 0);
+    } else {
+      SendReply(*out, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
+    }
+    out->Unreserve(dst->size());
+  });
+}
+
+// ---------------------------------------------------------------- kernels
+
+Status Session::BindKernelArgs(Entry& ke) {
+  // Buffer, image and sampler arguments are resolved now: one released since SetKernelArg
+  // is an error, never a dangling handle.
+  for (size_t i = 0; i < ke.args.size(); ++i) {
+    KernelArgValue& arg = ke.args[i];
+    const std::string which = "argument " + std::to_string(i);
+    if (arg.kind == KernelArgValue::Kind::Sampler) {
+      auto smp = Lookup(ke.arg_mem_ids[i], ObjType::Sampler);
+      if (!smp.ok()) return Status::Error(CL_INVALID_KERNEL_ARGS, which + " names a released sampler");
+      arg.sampler = static_cast<BkSampler*>((*smp)->handle);
+      continue;
+    }
+    if (arg.kind != KernelArgValue::Kind::Mem) continue;
+    if (ke.arg_mem_ids[i] == 0) {
+      arg.mem = nullptr;
+      continue;
+    }
+    // An image argument takes an image, a buffer argument a buffer: the device may not
+    // check, and would read one as the other.
+    const auto shape = i < ke.arg_shapes.size() ? ke.arg_shapes[i].kind : ArgShape::Kind::Unchecked;
+    auto m = shape == ArgShape::Kind::Image ? LookupMem(ke.arg_mem_ids[i], true)
+             : shape == ArgShape::Kind::Mem ? LookupMem(ke.arg_mem_ids[i], false)
+                                            : Lookup(ke.arg_mem_ids[i], ObjType::Mem);
+    if (!m.ok()) return Status::Error(CL_INVALID_KERNEL_ARGS, which + ": " + m.status().message());
+    arg.mem = static_cast<BkMem*>((*m)->handle);
+  }
+  return Status::Ok();
+}
+
+Status Session::FillFairLaunch(const Command& c, const Entry& ke, LaunchRequest& req) {
+  // `fair` may hold the launch and run it on rgpud's own queues of the context, and stop it
+  // from the control queue (docs/scheduling.md).
+  const Entry& q = *c.queue_entry;
+  auto ctx = Lookup(q.parent, ObjType::Context);
+  if (!ctx.ok()) return ctx.status();
+  req.context = static_cast<BkContext*>((*ctx)->handle);
+  auto xq = ExecQueue(q.parent, q.device);
+  if (!xq.ok()) return xq.status();
+  req.exec_queue = *xq;
+  auto cq = ExecQueue(q.parent, q.device, /*control=*/true);
+  if (!cq.ok()) return cq.status();
+  req.ctl_queue = *cq;
+  req.device = q.device;
+  if (!ke.sched_kernel) return Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance");
+  req.sched_kernel = ke.sched_kernel;
+  return Status::Ok();
+}
+
+Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
+  proto::NDRangeKernelRequest m;
+  if (!DecodeAll(r, &m)) return Malformed();
+  if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+  auto k = Lookup(m.kernel, ObjType::Kernel);
+  if (!k.ok()) return Fail(c, k.status());
+  Entry& ke = **k;
+  if (Status s = BindKernelArgs(ke); !s.ok()) return Fail(c, s);
+  if (m.dims < 1 || m.dims > 3)
+    return Fail(c, Status::Error(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3"));
+  LaunchRequest req;
+  req.session_id = id_;
+  req.tenant = tenant();
+  req.queue = c.queue;
+  req.queue_in_order = c.queue_entry->in_order;
+  req.kernel = static_cast<BkKernel*>(ke.handle);
+  req.args = ke.args;
+  req.slice_info = ke.slice_info;
+  req.range.dims = m.dims;
+  req.range.has_offset = m.has_offset;
+  req.range.has_local = m.has_local;
+  Copy3(m.offset, req.range.offset);
+  Copy3(m.global, req.range.global);
+  Copy3(m.local, req.range.local);
+  req.waits = c.waits;
+  req.want_event = c.head.event != 0;
+  if (server_->sched_options().policy == Policy::Fair)
+    if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
+  auto launched = server_->scheduler(c.queue_entry->device).Submit(std::move(req));
+  if (!launched.ok()) return Fail(c, launched.status());
+  if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
+  return EndCommand(c, launched->event, launched->times);
+}
+
+}  // namespace rgpu::server
