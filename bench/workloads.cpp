@@ -227,7 +227,7 @@ json AsyncRate(ClSetup& cl, int launches) {
   out["repeats"] = repeats;
   int value = 0;
   CL_CHECK(clEnqueueReadBuffer(cl.q, buf, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
-  if (value != launches + std::min(launches, 2000))
+  if (value != repeats * launches + std::min(launches, 2000))
     throw std::runtime_error("async launches lost: counted " + std::to_string(value));
   clReleaseMemObject(buf);
   clReleaseKernel(k);

@@ -325,6 +325,60 @@ TEST_F(Api, KernelArgumentKindsAndLaunchShapes) {
   clReleaseProgram(p);
 }
 
+// rgpud sets again only the arguments that changed since a kernel's last launch: every kind
+// of change must still reach the device, also to a buffer made where a released one was.
+TEST_F(Api, ArgumentsChangedBetweenLaunchesAreSeen) {
+  cl_program p = Build(kKernels);
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "fill_ids", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_kernel kl = clCreateKernel(p, "local_sum", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  size_t global = 16;
+  cl_mem a = Buffer(64), b = Buffer(64);
+  auto run = [&](cl_mem out, int scale) {
+    EXPECT_EQ(clSetKernelArg(k, 0, sizeof(cl_mem), &out), CL_SUCCESS);
+    EXPECT_EQ(clSetKernelArg(k, 1, sizeof(int), &scale), CL_SUCCESS);
+    EXPECT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+    int v[16] = {};
+    EXPECT_EQ(clEnqueueReadBuffer(q_, out, CL_TRUE, 0, sizeof(v), v, 0, nullptr, nullptr), CL_SUCCESS);
+    return v[15];
+  };
+  EXPECT_EQ(run(a, 1), 15);
+  EXPECT_EQ(run(a, 1), 15);   // nothing changed
+  EXPECT_EQ(run(a, 2), 30);   // the value changed
+  EXPECT_EQ(run(b, 2), 30);   // the buffer changed
+  EXPECT_EQ(run(a, 3), 45);   // both, back to the first buffer
+  // Buffers released and made again, many times: one is bound to take a released one's place
+  // in rgpud, and must not pass for it.
+  for (int i = 0; i < 50; ++i) {
+    cl_mem c = Buffer(64);
+    ASSERT_EQ(run(c, i + 1), 15 * (i + 1)) << "round " << i;
+    int first = -1;
+    clEnqueueReadBuffer(q_, c, CL_TRUE, 0, 4, &first, 0, nullptr, nullptr);
+    EXPECT_EQ(first, 0);
+    clReleaseMemObject(c);
+  }
+  // __local sizes: the same kernel with two work-group sizes and scratch sizes.
+  std::vector<int> ones(64, 1);
+  cl_mem in = Buffer(256, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, ones.data());
+  cl_mem sums = Buffer(64);
+  clSetKernelArg(kl, 0, sizeof(cl_mem), &in);
+  clSetKernelArg(kl, 1, sizeof(cl_mem), &sums);
+  for (size_t local : {8, 16, 8}) {
+    ASSERT_EQ(clSetKernelArg(kl, 2, local * sizeof(int), nullptr), CL_SUCCESS);
+    size_t g = 64;
+    ASSERT_EQ(clEnqueueNDRangeKernel(q_, kl, 1, nullptr, &g, &local, 0, nullptr, nullptr), CL_SUCCESS);
+    int s0 = 0;
+    clEnqueueReadBuffer(q_, sums, CL_TRUE, 0, 4, &s0, 0, nullptr, nullptr);
+    EXPECT_EQ(s0, static_cast<int>(local)) << "local size " << local;
+  }
+  for (cl_mem m : {a, b, in, sums}) clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseKernel(kl);
+  clReleaseProgram(p);
+}
+
 TEST_F(Api, KernelErrorsAreTheNativeOnes) {
   cl_program p = Build(kKernels);
   cl_int err;

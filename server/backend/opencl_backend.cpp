@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <sys/prctl.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "proto/info.h"
 #include "proto/messages.h"
@@ -629,8 +632,21 @@ class OpenCLBackend final : public Backend {
 
   Result<BkEvent*> Launch(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
                           const NDRange& range, WaitList waits, bool want_event) override {
+    // Arguments the kernel already holds from its last launch are not set again: a
+    // clSetKernelArg costs NVIDIA's driver about 0.3 us, and kernels of real programs take
+    // ten or more arguments. A kernel is launched by one thread at a time (OpenCL's own rule
+    // for clSetKernelArg), so its memo needs no lock once found; it is held here, as a
+    // release of the kernel by another holder (the scheduler retains held launches' kernels)
+    // drops it from the map.
+    std::shared_ptr<ArgMemo> held = MemoFor(K(k));
+    ArgMemo& memo = *held;
+    const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
+    if (memo.epoch != epoch) memo = ArgMemo{epoch, {}};
+    memo.args.resize(std::max(memo.args.size(), args.size()));
     for (size_t i = 0; i < args.size(); ++i) {
       const auto& a = args[i];
+      if (memo.args[i] && SameArg(*memo.args[i], a)) continue;
+      memo.args[i].reset();  // unknown until the call below succeeds
       cl_int err = CL_SUCCESS;
       switch (a.kind) {
         case KernelArgValue::Kind::Bytes:
@@ -653,6 +669,7 @@ class OpenCLBackend final : public Backend {
       if (err != CL_SUCCESS)
         return Status::Error(err, "clSetKernelArg(" + std::to_string(i) + ") failed with " +
                                       std::to_string(err));
+      memo.args[i] = a;
     }
     cl_event ev;
     auto w = Waits(waits);
@@ -664,6 +681,36 @@ class OpenCLBackend final : public Backend {
     return want_event ? Wrap<BkEvent>(ev) : nullptr;
   }
 
+  // What a kernel object was last given for each argument (Launch). Its memory objects and
+  // samplers count only while no memory object or sampler has been released since
+  // (object_epoch_), as a new one may take a released one's address.
+  struct ArgMemo {
+    uint64_t epoch = 0;
+    std::vector<std::optional<KernelArgValue>> args;
+  };
+  static bool SameArg(const KernelArgValue& a, const KernelArgValue& b) {
+    if (a.kind != b.kind) return false;
+    switch (a.kind) {
+      case KernelArgValue::Kind::Bytes: return a.bytes == b.bytes;
+      case KernelArgValue::Kind::Mem: return a.mem == b.mem;
+      case KernelArgValue::Kind::Local: return a.local_size == b.local_size;
+      case KernelArgValue::Kind::Sampler: return a.sampler == b.sampler;
+    }
+    return false;
+  }
+  std::shared_ptr<ArgMemo> MemoFor(cl_kernel k) {
+    std::lock_guard lk(memo_mu_);
+    auto& m = memos_[k];
+    if (!m) m = std::make_shared<ArgMemo>();
+    return m;
+  }
+  std::mutex memo_mu_;
+  // Every release of a kernel forgets its memo (the next launch sets every argument again),
+  // so a kernel made later at the same address never inherits one.
+  std::unordered_map<cl_kernel, std::shared_ptr<ArgMemo>> memos_;  // GUARDED_BY(memo_mu_)
+  std::atomic<uint64_t> object_epoch_{1};
+
+ public:
   Result<BkEvent*> Marker(BkQueue* q, WaitList waits) override {
     cl_event ev;
     auto w = Waits(waits);
@@ -759,11 +806,23 @@ class OpenCLBackend final : public Backend {
     switch (type) {
       case T::Context: clReleaseContext(static_cast<cl_context>(h)); break;
       case T::Queue: clReleaseCommandQueue(static_cast<cl_command_queue>(h)); break;
-      case T::Mem: clReleaseMemObject(static_cast<cl_mem>(h)); break;
+      case T::Mem:
+        // A later object at the same address must not pass for this one in a kernel's memo.
+        object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+        clReleaseMemObject(static_cast<cl_mem>(h));
+        break;
       case T::Program: clReleaseProgram(static_cast<cl_program>(h)); break;
-      case T::Kernel: clReleaseKernel(static_cast<cl_kernel>(h)); break;
+      case T::Kernel: {
+        std::lock_guard lk(memo_mu_);
+        memos_.erase(static_cast<cl_kernel>(h));
+        clReleaseKernel(static_cast<cl_kernel>(h));
+        break;
+      }
       case T::Event: clReleaseEvent(static_cast<cl_event>(h)); break;
-      case T::Sampler: clReleaseSampler(static_cast<cl_sampler>(h)); break;
+      case T::Sampler:
+        object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+        clReleaseSampler(static_cast<cl_sampler>(h));
+        break;
       default: break;
     }
   }

@@ -16,7 +16,14 @@ uint64_t DeviceLedger::Submit() {
 std::vector<DeviceLedger::Charge> DeviceLedger::Report(uint64_t seq, const std::string& tenant,
                                                        uint64_t start, uint64_t end) {
   if (seq >= next_seq_) return {};  // never handed out: nothing to match it with
-  if (end > start) intervals_.push_back({tenant, start, end, next_seq_, false});
+  if (end > start) {
+    // Kept in order of start (reports come nearly in that order: the insert is near the end).
+    auto at = std::upper_bound(intervals_.begin(), intervals_.end(), start,
+                               [](uint64_t s, const Interval& iv) { return s < iv.start; });
+    intervals_.insert(at, Interval{tenant, start, end, next_seq_, false});
+    next_settle_ = std::min(next_settle_, next_seq_);
+    longest_ = std::max(longest_, end - start);
+  }
   MarkDone(seq);
   return Settle();
 }
@@ -45,6 +52,7 @@ void DeviceLedger::AdvanceTo(uint64_t seq) {
 }
 
 std::vector<DeviceLedger::Charge> DeviceLedger::Settle() {
+  if (done_below_ < next_settle_ && intervals_.size() <= max_intervals_) return {};
   std::vector<Charge> out;
   auto charge = [&out](const std::string& tenant, double ns) {
     auto it = std::find_if(out.begin(), out.end(), [&](const Charge& c) { return c.tenant == tenant; });
@@ -59,6 +67,9 @@ std::vector<DeviceLedger::Charge> DeviceLedger::Settle() {
       iv.settled = true;  // from here on, later intervals of its tenant skip what it covers
     }
     Prune();
+    next_settle_ = UINT64_MAX;
+    for (const auto& iv : intervals_)
+      if (!iv.settled) next_settle_ = std::min(next_settle_, iv.settles_at);
     if (intervals_.size() <= max_intervals_) break;
     // Over the bound (a launch that never completes holds everything after it): forget the
     // oldest settled history first, then settle the interval nearest to settling anyway.
@@ -68,6 +79,8 @@ std::vector<DeviceLedger::Charge> DeviceLedger::Settle() {
     };
     std::sort(intervals_.begin(), intervals_.end(), settled_end);
     while (intervals_.size() > max_intervals_ && intervals_.front().settled) intervals_.erase(intervals_.begin());
+    std::sort(intervals_.begin(), intervals_.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
     if (intervals_.size() <= max_intervals_) break;
     uint64_t nearest = std::numeric_limits<uint64_t>::max();
     for (const auto& iv : intervals_) nearest = std::min(nearest, iv.settles_at);
@@ -90,7 +103,12 @@ double DeviceLedger::ShareOf(size_t i) const {
   };
   std::vector<Edge> edges;
   std::vector<const std::string*> others;
-  for (size_t j = 0; j < intervals_.size(); ++j) {
+  // Only intervals starting in [self.start - longest_, self.end) can overlap it.
+  const uint64_t from = self.start > longest_ ? self.start - longest_ : 0;
+  auto by_start = [](const Interval& iv, uint64_t s) { return iv.start < s; };
+  const size_t lo = std::lower_bound(intervals_.begin(), intervals_.end(), from, by_start) - intervals_.begin();
+  const size_t hi = std::lower_bound(intervals_.begin(), intervals_.end(), self.end, by_start) - intervals_.begin();
+  for (size_t j = lo; j < hi; ++j) {
     const Interval& o = intervals_[j];
     if (j == i || o.end <= self.start || o.start >= self.end) continue;
     int who;

@@ -77,6 +77,14 @@ class DeviceLedger {
   uint64_t done_below_ = 0;   // every sequence number below this is done
   std::deque<bool> done_;     // done flags from done_below_ to next_seq_
   std::vector<Interval> intervals_;
+  // The smallest settles_at of the unsettled intervals (UINT64_MAX: none): until done_below_
+  // reaches it nothing can settle, so Settle returns without looking at the intervals. With
+  // thousands of launches in flight, that scan on every completion took most of rgpud's CPU
+  // and held the scheduler's lock against new launches.
+  uint64_t next_settle_ = UINT64_MAX;
+  // intervals_ is sorted by start, and no interval is longer than this: ShareOf looks only at
+  // the few that can overlap the one it charges (it scanned them all, for every settlement).
+  uint64_t longest_ = 0;
   uint64_t forced_ = 0;
 };
 
