@@ -142,7 +142,30 @@ int main(int argc, char** argv) {
   for (int t : {1, 2, 4})
     std::printf("  \"memcpy_memfd_to_malloc_%dt\": %.2f,\n", t,
                 Rate(n, repeats, [&] { ParallelCopy(heap, shm, n, t); }));
-  std::printf("  \"memcpy_pinned_to_memfd_1t\": %.2f\n", Rate(n, repeats, [&] { ParallelCopy(shm, pinned, n, 1); }));
+  std::printf("  \"memcpy_pinned_to_memfd_1t\": %.2f,\n", Rate(n, repeats, [&] { ParallelCopy(shm, pinned, n, 1); }));
+  // The memfd mapping as the host memory of a CL_MEM_USE_HOST_PTR buffer: whether the driver
+  // then copies into it at pinned speed (a device copy into that buffer, and a read into the
+  // mapping while the buffer exists).
+  cl_mem over_shm = clCreateBuffer(ctx, CL_MEM_USE_HOST_PTR, n, shm, &err);
+  if (err == CL_SUCCESS) {
+    std::printf("  \"copy_to_usehostptr_memfd\": %.2f,\n", Rate(n, repeats, [&] {
+                  CHECK(clEnqueueCopyBuffer(q, buf, over_shm, 0, 0, n, 0, nullptr, nullptr));
+                  void* p = clEnqueueMapBuffer(q, over_shm, CL_TRUE, CL_MAP_READ, 0, n, 0, nullptr, nullptr, &err);
+                  CHECK(err);
+                  CHECK(clEnqueueUnmapMemObject(q, over_shm, p, 0, nullptr, nullptr));
+                  CHECK(clFinish(q));
+                }));
+    std::printf("  \"map_usehostptr_points_into_memfd\": %d,\n", [&] {
+      void* p = clEnqueueMapBuffer(q, over_shm, CL_TRUE, CL_MAP_READ, 0, n, 0, nullptr, nullptr, &err);
+      const int same = p == shm;
+      clEnqueueUnmapMemObject(q, over_shm, p, 0, nullptr, nullptr);
+      clFinish(q);
+      return same;
+    }());
+    std::printf("  \"read_to_memfd_registered\": %.2f,\n", Rate(n, repeats, read_into(shm, n)));
+    clReleaseMemObject(over_shm);
+  }
+  std::printf("  \"use_host_ptr_error\": %d\n", err);
   std::printf("}}\n");
   CHECK(clEnqueueUnmapMemObject(q, pinned_buf, pinned, 0, nullptr, nullptr));
   clFinish(q);

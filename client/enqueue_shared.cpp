@@ -7,6 +7,7 @@
 #include <deque>
 
 #include "client/enqueue_shared.h"
+#include "client/parallel_copy.h"
 #include "proto/messages.h"
 
 namespace rgpu::client {
@@ -55,7 +56,7 @@ cl_int WriteShared(cl_command_queue q, cl_mem m, size_t off, size_t size, const 
     const size_t len = std::min<size_t>(SharedRegion::kSlotBytes, size - at);
     SharedRegion::Slot slot;
     if (!region.LendForWrite(len, [&] { return conn.alive(); }, &slot)) return CL_OUT_OF_RESOURCES;
-    std::memcpy(slot.p, src + at, len);
+    ParallelCopy(slot.p, src + at, len);
     auto body = SlotRequest(q, m, i, chunks, event_id, n, list, off + at, len, slot.off);
     if (!conn.SendShared(Op::WriteBuffer, body, proto::kFlagShared, false).ok()) return CL_OUT_OF_RESOURCES;
   }
@@ -98,7 +99,7 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
     }
     if (rc != CL_SUCCESS) continue;
     const size_t at = i * SharedRegion::kSlotBytes;
-    std::memcpy(dst + at, region.ReadSlot(i).p, std::min<size_t>(SharedRegion::kSlotBytes, size - at));
+    ParallelCopy(dst + at, region.ReadSlot(i).p, std::min<size_t>(SharedRegion::kSlotBytes, size - at));
     if (sent < chunks && !send_next()) rc = CL_OUT_OF_RESOURCES;
   }
   return rc;

@@ -90,6 +90,10 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   auto m = Lookup(mem_id, ObjType::Mem);
   if (!m.ok()) return fail(m.status());
   auto* mem = static_cast<BkMem*>((*m)->handle);
+  // The first transfer in a context registers the region with it (pinned-speed copies).
+  if (auto ctx = Lookup((*q)->parent, ObjType::Context); ctx.ok() &&
+      !region->Register(server_->backend(), static_cast<BkContext*>((*ctx)->handle)))
+    spdlog::debug("session {}: shared region not registered with context {}", id_, (*q)->parent);
 
   Backend& bk = server_->backend();
   Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");

@@ -41,7 +41,20 @@ Result<std::shared_ptr<SharedRegion>> SharedRegion::Map(int fd, uint64_t size, u
   return std::shared_ptr<SharedRegion>(new SharedRegion(static_cast<uint8_t*>(p), size));
 }
 
-SharedRegion::~SharedRegion() { munmap(base_, size_); }
+SharedRegion::~SharedRegion() {
+  for (const auto& r : registrations_)
+    if (r.mem) backend_->Release(proto::ObjType::Mem, r.mem);
+  munmap(base_, size_);
+}
+
+bool SharedRegion::Register(Backend& bk, BkContext* ctx) {
+  for (const auto& r : registrations_)
+    if (r.ctx == ctx) return r.mem != nullptr;
+  backend_ = &bk;
+  auto m = bk.RegisterHostMemory(ctx, base_ + proto::kSharedHeader, size_ - proto::kSharedHeader);
+  registrations_.push_back({ctx, m.ok() ? *m : nullptr});
+  return m.ok();
+}
 
 Result<uint8_t*> SharedRegion::Range(uint64_t off, uint64_t len) {
   if (len == 0 || off < proto::kSharedHeader || off > size_ || len > size_ - off)

@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "proto/status.h"
+#include "server/backend/backend.h"
 
 namespace rgpu::server {
 
@@ -30,10 +32,24 @@ class SharedRegion {
   void Release(uint64_t off, uint64_t len);
   uint64_t size() const { return size_; }
 
+  // Makes the data area known to device context `ctx` once (Backend::RegisterHostMemory), so
+  // that the device copies to and from it at pinned speed: on an H100, a 64 MiB read into the
+  // registered region ran at 53.8 GB/s against 8.7 GB/s into ordinary (pageable) memory
+  // (rgpu-probe-reads). The registration lasts as long as the mapping, which outlives every
+  // command copying to or from it. False if the backend refused (the copies stay pageable).
+  // The session's reader thread only.
+  bool Register(Backend& bk, BkContext* ctx);
+
  private:
   SharedRegion(uint8_t* base, uint64_t size) : base_(base), size_(size) {}
   uint8_t* base_;
   uint64_t size_;
+  Backend* backend_ = nullptr;
+  struct Registration {
+    BkContext* ctx;
+    BkMem* mem;  // null: the backend refused; not asked again
+  };
+  std::vector<Registration> registrations_;
 };
 
 }  // namespace rgpu::server

@@ -154,6 +154,14 @@ class Backend {
                                       const ByteVec* init) = 0;
   virtual Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
                                          size_t size) = 0;
+  // Host memory rgpud itself copies to and from (a client's shared region) made known to the
+  // device context: a buffer over it (CL_MEM_USE_HOST_PTR) that nothing runs on, released
+  // before the memory goes. NVIDIA's driver then pins the memory and copies between it and
+  // the device at pinned speed. Unsupported by default (the copies are right either way).
+  virtual Result<BkMem*> RegisterHostMemory(BkContext* ctx, void* p, size_t size) {
+    (void)ctx, (void)p, (void)size;
+    return Status::Error(-6 /* CL_OUT_OF_HOST_MEMORY */, "this backend registers no host memory");
+  }
 
   // `init` (may be empty) is the image's packed contents, copied before the call returns.
   virtual Result<ImageFacts> CreateImage(BkContext* ctx, uint64_t flags, const ImageDesc& desc,

@@ -711,6 +711,13 @@ class OpenCLBackend final : public Backend {
   std::atomic<uint64_t> object_epoch_{1};
 
  public:
+  Result<BkMem*> RegisterHostMemory(BkContext* ctx, void* p, size_t size) override {
+    cl_int err;
+    cl_mem m = clCreateBuffer(C(ctx), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, size, p, &err);
+    if (err != CL_SUCCESS) return Fail(err, "clCreateBuffer(CL_MEM_USE_HOST_PTR)");
+    return Wrap<BkMem>(m);
+  }
+
   Result<BkEvent*> Marker(BkQueue* q, WaitList waits) override {
     cl_event ev;
     auto w = Waits(waits);
