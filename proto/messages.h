@@ -95,44 +95,29 @@ struct CommandHeader {
 // body that holds the header; Decode reads them from the rest of the body. Decode does not
 // check that the body ends: WriteBuffer and WriteBufferRect are followed by their data.
 
-// WriteBuffer: `size` bytes at `offset`. The data follows the fields; any part of it that
-// does not fit in the frame arrived before it, as PutData frames (the tail is the rest).
-//   u64 mem | u64 offset | u64 size | data tail
-struct WriteBufferRequest {
-  uint64_t mem = 0, offset = 0, size = 0;
-
-  bool operator==(const WriteBufferRequest&) const = default;
-  void EncodeTo(Writer& w) const {
-    w.u64(mem);
-    w.u64(offset);
-    w.u64(size);
-  }
-  static bool Decode(Reader& r, WriteBufferRequest* out) {
-    out->mem = r.u64();
-    out->offset = r.u64();
-    out->size = r.u64();
-    return r.ok();
-  }
-};
-
-// ReadBuffer: `size` bytes at `offset`, answered by ReadData frames, then the reply.
+// WriteBuffer and ReadBuffer: `size` bytes at `offset` of a buffer.
 //   u64 mem | u64 offset | u64 size
-struct ReadBufferRequest {
+// WriteBuffer's data follows the fields; any part of it that does not fit in the frame
+// arrived before it, as PutData frames (the tail is the rest). ReadBuffer is answered by
+// ReadData frames, then the reply.
+struct BufferRangeRequest {
   uint64_t mem = 0, offset = 0, size = 0;
 
-  bool operator==(const ReadBufferRequest&) const = default;
+  bool operator==(const BufferRangeRequest&) const = default;
   void EncodeTo(Writer& w) const {
     w.u64(mem);
     w.u64(offset);
     w.u64(size);
   }
-  static bool Decode(Reader& r, ReadBufferRequest* out) {
+  static bool Decode(Reader& r, BufferRangeRequest* out) {
     out->mem = r.u64();
     out->offset = r.u64();
     out->size = r.u64();
     return r.ok();
   }
 };
+using WriteBufferRequest = BufferRangeRequest;
+using ReadBufferRequest = BufferRangeRequest;
 
 // CopyBuffer.   u64 src | u64 dst | u64 src_offset | u64 dst_offset | u64 size
 struct CopyBufferRequest {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -217,6 +218,10 @@ class Session {
   // client blocks on), and the answer itself: the data then the reply, now or when `ev`
   // completes.
   bool WaitsInline(const Command& c, uint64_t size) const;
+  // A read of `size` bytes into a buffer of its own: `read` enqueues it (told whether this
+  // thread will wait for it), and the answer follows (AnswerRead), then EndCommand.
+  Status ReadAndAnswer(Command& c, uint64_t size,
+                       const std::function<Result<BkEvent*>(const Bytes&, bool inline_read)>& read);
   void AnswerRead(const Command& c, BkEvent* ev, Bytes dst, bool inline_read);
   void AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst);
   void AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst);

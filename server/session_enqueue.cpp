@@ -160,13 +160,9 @@ Status Session::EnqueueReadBuffer(Command& c, Reader& r) {
   static_assert(2 * kReadPiece > kInlineReadMax);
   if (c.queue_entry->in_order && m.size >= 2 * kReadPiece)
     return EndCommand(c, PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits));
-  Bytes dst = server_->buffers().Acquire(m.size);
-  dst->resize(m.size);
-  const bool inline_read = WaitsInline(c, m.size);
-  auto ev = server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read);
-  if (!ev.ok()) return Fail(c, ev.status());
-  AnswerRead(c, *ev, dst, inline_read);
-  return EndCommand(c, ev);
+  return ReadAndAnswer(c, m.size, [&](const Bytes& dst, bool inline_read) {
+    return server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read);
+  });
 }
 
 Status Session::EnqueueCopyBuffer(Command& c, Reader& r) {
@@ -217,13 +213,9 @@ Status Session::EnqueueReadBufferRect(Command& c, Reader& r) {
   if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
   auto mem = BufferOf(m.mem);
   if (!mem.ok()) return Fail(c, mem.status());
-  Bytes dst = server_->buffers().Acquire(size);
-  dst->resize(size);
-  const bool inline_read = WaitsInline(c, size);
-  auto ev = server_->backend().ReadRect(c.queue, *mem, RectOf(m), dst, c.waits);
-  if (!ev.ok()) return Fail(c, ev.status());
-  AnswerRead(c, *ev, dst, inline_read);
-  return EndCommand(c, ev);
+  return ReadAndAnswer(c, size, [&](const Bytes& dst, bool) {
+    return server_->backend().ReadRect(c.queue, *mem, RectOf(m), dst, c.waits);
+  });
 }
 
 Status Session::EnqueueCopyBufferRect(Command& c, Reader& r) {
@@ -276,6 +268,17 @@ Status Session::EnqueueMigrateMemObjects(Command& c, Reader& r) {
 }
 
 // ---------------------------------------------------------------- answering reads
+
+Status Session::ReadAndAnswer(Command& c, uint64_t size,
+                              const std::function<Result<BkEvent*>(const Bytes&, bool)>& read) {
+  Bytes dst = server_->buffers().Acquire(size);
+  dst->resize(size);
+  const bool inline_read = WaitsInline(c, size);
+  auto ev = read(dst, inline_read);
+  if (!ev.ok()) return Fail(c, ev.status());
+  AnswerRead(c, *ev, dst, inline_read);
+  return EndCommand(c, ev);
+}
 
 bool Session::WaitsInline(const Command& c, uint64_t size) const {
   // A client blocked on a small read gets it from this thread as soon as the device is done:
