@@ -30,7 +30,7 @@ bool ManyCpus() { return std::thread::hardware_concurrency() >= 8; }
 
 // Beyond this much buffered, an asynchronous request writes out itself instead of waiting
 // for the flusher, which bounds the client's memory when it enqueues faster than we send.
-constexpr size_t kFlushThreshold = 256 * 1024;
+constexpr size_t kFlushThreshold = size_t{256} * 1024;
 
 Reply ParseReply(std::vector<uint8_t> body) {
   Reply rep;

@@ -18,8 +18,9 @@ cl_context CreateContext(const cl_context_properties* props, cl_uint num_devices
   if (props) {
     for (const cl_context_properties* p = props; *p; p += 2) {
       // CL_INVALID_PLATFORM if the platform in properties is not a valid platform
+      // (OpenCL passes the platform as an integer property.)
       if (p[0] == CL_CONTEXT_PLATFORM &&
-          reinterpret_cast<cl_platform_id>(p[1]) != ThePlatform())
+          reinterpret_cast<cl_platform_id>(p[1]) != ThePlatform())  // NOLINT(performance-no-int-to-ptr)
         return SetErr(err, CL_INVALID_PLATFORM), nullptr;
       if (p[0] != CL_CONTEXT_PLATFORM && p[0] != CL_CONTEXT_INTEROP_USER_SYNC)
         return SetErr(err, CL_INVALID_PROPERTY), nullptr;

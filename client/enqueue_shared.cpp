@@ -19,8 +19,8 @@ namespace {
 // Below these, the socket does as well: a write returns once its bytes are in the socket,
 // where a shared write may wait for room the device has not yet given back; a read pays one
 // round trip either way.
-constexpr size_t kSharedMinWrite = 256 * 1024;
-constexpr size_t kSharedMinRead = 64 * 1024;
+constexpr size_t kSharedMinWrite = size_t{256} * 1024;
+constexpr size_t kSharedMinRead = size_t{64} * 1024;
 
 std::vector<uint8_t> SlotRequest(cl_command_queue q, cl_mem m, size_t chunk, size_t chunks,
                                  uint64_t event_id, cl_uint n, const cl_event* list, size_t at,

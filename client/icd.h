@@ -286,9 +286,10 @@ std::vector<cl_device_id> AllDevices();
 // Copies an info answer out the way every clGet*Info does.
 cl_int ReturnInfo(const void* value, size_t value_size, size_t param_value_size,
                   void* param_value, size_t* param_value_size_ret);
+// T may be a handle (a pointer to an opaque struct): the pointer's value is the answer.
 template <typename T>
 cl_int ReturnValue(const T& v, size_t size, void* out, size_t* size_ret) {
-  return ReturnInfo(&v, sizeof(T), size, out, size_ret);
+  return ReturnInfo(&v, sizeof(T), size, out, size_ret);  // NOLINT(bugprone-sizeof-expression)
 }
 inline cl_int ReturnString(const std::string& s, size_t size, void* out, size_t* size_ret) {
   return ReturnInfo(s.c_str(), s.size() + 1, size, out, size_ret);

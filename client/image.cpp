@@ -334,10 +334,10 @@ cl_sampler CreateSamplerWithProperties(cl_context ctx, const cl_sampler_properti
     const cl_sampler_properties v = p[1];
     int which = p[0] == CL_SAMPLER_NORMALIZED_COORDS ? 0 : p[0] == CL_SAMPLER_ADDRESSING_MODE ? 1
               : p[0] == CL_SAMPLER_FILTER_MODE ? 2 : -1;
-    if (which < 0 || seen[which]) rc = CL_INVALID_VALUE;
-    else if (which == 0 && v != CL_TRUE && v != CL_FALSE) rc = CL_INVALID_VALUE;
-    else if (which == 1 && (v < CL_ADDRESS_NONE || v > CL_ADDRESS_MIRRORED_REPEAT)) rc = CL_INVALID_VALUE;
-    else if (which == 2 && v != CL_FILTER_NEAREST && v != CL_FILTER_LINEAR) rc = CL_INVALID_VALUE;
+    const bool bad = which < 0 || seen[which] || (which == 0 && v != CL_TRUE && v != CL_FALSE) ||
+                     (which == 1 && (v < CL_ADDRESS_NONE || v > CL_ADDRESS_MIRRORED_REPEAT)) ||
+                     (which == 2 && v != CL_FILTER_NEAREST && v != CL_FILTER_LINEAR);
+    if (bad) rc = CL_INVALID_VALUE;
     if (rc != CL_SUCCESS) break;
     seen[which] = true;
     if (which == 0) s->normalized = static_cast<cl_bool>(v);

@@ -171,6 +171,7 @@ std::vector<cl_device_id> AllDevices() {
   const char* tok = std::getenv("RGPU_TOKEN");
   std::string token = tok ? tok : "";
   std::vector<std::future<Result<std::shared_ptr<Connection>>>> attempts;
+  attempts.reserve(servers.size());
   for (const auto& s : servers)
     attempts.push_back(std::async(std::launch::async, [s, token] {
       return Connection::Open(s, token, kConnectTimeout);

@@ -290,10 +290,10 @@ bool DecodeInfo(Reader& r, std::vector<uint8_t>* native) {
   for (uint32_t i = 0; i < n; ++i) {
     if (kind == InfoKind::U32) {
       uint32_t v = r.u32();
-      std::memcpy(native->data() + i * 4, &v, 4);
+      std::memcpy(native->data() + size_t{i} * 4, &v, 4);
     } else if (kind == InfoKind::U64) {
       uint64_t v = r.u64();
-      std::memcpy(native->data() + i * 8, &v, 8);
+      std::memcpy(native->data() + size_t{i} * 8, &v, 8);
     } else {
       size_t v = static_cast<size_t>(r.u64());
       std::memcpy(native->data() + i * elem, &v, elem);

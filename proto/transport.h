@@ -99,7 +99,7 @@ void SetKeepAlive(int fd, std::chrono::milliseconds bound);
 // and nothing else may read the stream while it holds buffered bytes.
 class BufferedReader {
  public:
-  explicit BufferedReader(Stream* s, size_t capacity = 64 * 1024) : s_(s), buf_(capacity) {}
+  explicit BufferedReader(Stream* s, size_t capacity = size_t{64} * 1024) : s_(s), buf_(capacity) {}
   Status Read(void* dst, size_t n);
   // Busy-polls the socket, for at most `limit` and while `keep_going()` says so, until bytes
   // are buffered or arrive; returns whether they did. A thread asleep in recv() is woken by

@@ -106,7 +106,7 @@ enum HelloFeatures : uint16_t {
   X(CreateSampler, 88)
 
 enum class Op : uint16_t {
-#define RGPU_OP_ENUM(name, num) name = num,
+#define RGPU_OP_ENUM(name, num) name = (num),
   RGPU_OPS(RGPU_OP_ENUM)
 #undef RGPU_OP_ENUM
 };

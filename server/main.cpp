@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <thread>
 
@@ -30,7 +31,9 @@ void LogFatalSignal(int sig) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+// An exception that escapes (an allocation failure while starting, say) ends rgpud with its
+// message rather than with std::terminate's.
+int main(int argc, char** argv) try {
   for (int sig : {SIGFPE, SIGSEGV, SIGBUS, SIGILL}) signal(sig, LogFatalSignal);
   rgpu::server::ConfigureHeap();
   rgpu::server::ServerOptions opt;
@@ -240,4 +243,7 @@ int main(int argc, char** argv) {
   }
   spdlog::info("stopped");
   return 0;
+} catch (const std::exception& e) {
+  spdlog::critical("rgpud: {}", e.what());
+  return 1;
 }

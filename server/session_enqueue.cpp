@@ -17,7 +17,7 @@ namespace rgpu::server {
 
 namespace {
 // Reads up to this size, for a client blocked on them, are answered from the reader thread.
-constexpr size_t kInlineReadMax = 256 * 1024;
+constexpr size_t kInlineReadMax = size_t{256} * 1024;
 
 Status Malformed() { return Status::Protocol("malformed command body"); }
 

@@ -407,6 +407,7 @@ class OpenCLBackend final : public Backend {
     if (n) err = clGetSupportedImageFormats(C(ctx), flags, image_type, n, fs.data(), nullptr);
     if (err != CL_SUCCESS) return Fail(err, "clGetSupportedImageFormats");
     std::vector<std::pair<uint32_t, uint32_t>> out;
+    out.reserve(fs.size());
     for (const auto& f : fs) out.emplace_back(f.image_channel_order, f.image_channel_data_type);
     return out;
   }

@@ -552,7 +552,7 @@ bool Scheduler::PlanRuns(Held& h) {
     spdlog::debug("no control buffer for a preemptible run: {}", ctl.status().message());
     return false;
   }
-  h.run = std::move(run.value());
+  h.run = run.value();
   h.preemptible = true;
   h.ctl = *ctl;
   h.ctl_out = std::make_shared<ByteVec>(slicer::kControlBytes);

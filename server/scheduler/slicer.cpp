@@ -143,10 +143,10 @@ class Lexer {
       const bool number = !IsIdentifierStart(c);
       while (pos_ < src_.size()) {
         const unsigned char d = src_[pos_];
-        if (number && (d == '+' || d == '-') && pos_ > start &&
-            std::string_view("eEpP").find(src_[pos_ - 1]) != std::string_view::npos) {
-          ++pos_;
-        } else if (IsIdentifierChar(d) || (number && d == '.')) {
+        // An exponent's sign belongs to the number (1e-3, 0x1p+4).
+        const bool exponent_sign = number && (d == '+' || d == '-') && pos_ > start &&
+                                   std::string_view("eEpP").find(src_[pos_ - 1]) != std::string_view::npos;
+        if (exponent_sign || IsIdentifierChar(d) || (number && d == '.')) {
           ++pos_;
         } else {
           break;
@@ -161,7 +161,7 @@ class Lexer {
     }
     if (c == '"' || c == '\'') {
       ++pos_;
-      while (pos_ < src_.size() && src_[pos_] != c) {
+      while (pos_ < src_.size() && static_cast<unsigned char>(src_[pos_]) != c) {
         if (src_[pos_] == '\n') return Refused("unterminated string or character literal");
         pos_ += src_[pos_] == '\\' ? 2 : 1;
       }
