@@ -95,6 +95,17 @@ int main(int argc, char** argv) {
   for (int i = 0; i < n; ++i) CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
   const double launch_no_event = UsPer(t0, n);
   CHECK(clFinish(q));
+  // The same on a queue without profiling (what an application that asks for none has;
+  // rgpud turns profiling on for every queue it makes, for accounting).
+  cl_command_queue plain = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+  CHECK(err);
+  for (int i = 0; i < 1000; ++i) CHECK(clEnqueueNDRangeKernel(plain, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+  CHECK(clFinish(plain));
+  t0 = Clock::now();
+  for (int i = 0; i < n; ++i) CHECK(clEnqueueNDRangeKernel(plain, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+  const double launch_no_event_no_profiling = UsPer(t0, n);
+  CHECK(clFinish(plain));
+  clReleaseCommandQueue(plain);
   std::vector<cl_event> evs(n);
   t0 = Clock::now();
   for (int i = 0; i < n; ++i) CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, &evs[i]));
@@ -161,12 +172,13 @@ int main(int argc, char** argv) {
 
   std::printf(
       "{\"platform\": \"%s\", \"device\": \"%s\", \"count\": %d, \"us\": {\n"
-      "  \"launch_no_event\": %.3f,\n  \"launch_with_event\": %.3f,\n"
+      "  \"launch_no_event\": %.3f,\n  \"launch_no_event_no_profiling\": %.3f,\n"
+      "  \"launch_with_event\": %.3f,\n"
       "  \"launch_with_event_and_setarg\": %.3f,\n  \"launch_with_event_and_callback\": %.3f,\n"
       "  \"status_query_in_flight\": %.3f,\n  \"status_query_complete\": %.3f,\n"
       "  \"profiling_start_end_complete\": %.3f,\n  \"retain_release\": %.3f,\n"
       "  \"launch_then_finish\": %.3f\n}, \"callbacks_fired\": %d}\n",
-      pname, dname, n, launch_no_event, launch_event, launch_event_setarg, launch_event_callback,
+      pname, dname, n, launch_no_event, launch_no_event_no_profiling, launch_event, launch_event_setarg, launch_event_callback,
       status_pending, status_complete, profiling_two, retain_release, launch_finish, fired.load());
   clReleaseMemObject(buf);
   clReleaseKernel(k);
