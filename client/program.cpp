@@ -483,10 +483,10 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
   if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
   const ArgShape shape = index < k->arg_shapes.size() ? k->arg_shapes[index] : ArgShape{};
   if (cl_int rc = CheckArgAgainstDevice(shape, size, value); rc != CL_SUCCESS) return rc;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(k->id);
-  w.u32(index);
+  using ArgKind = proto::SetKernelArgRequest::Kind;
+  proto::SetKernelArgRequest arg;
+  arg.kernel = k->id;
+  arg.index = index;
   // Where the device could not say that an argument takes an object (a program built from a
   // binary, without argument info: an image or a sampler probes as an 8-byte value), a value
   // that is one of our objects is sent as that object, never as its address.
@@ -504,36 +504,36 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
   if (shape.kind == ArgShape::Local || (shape.kind == ArgShape::Unchecked && value == nullptr)) {
     // A __local argument: only its size is given. CL_INVALID_ARG_SIZE if it is 0.
     if (size == 0) return CL_INVALID_ARG_SIZE;
-    w.u8(static_cast<uint8_t>(2));
-    w.u64(size);
+    arg.kind = ArgKind::Local;
+    arg.local_size = size;
   } else if (is_sampler) {
     cl_sampler smp = *static_cast<const cl_sampler*>(value);
     if (smp->context != k->program->context) return CL_INVALID_SAMPLER;
-    w.u8(static_cast<uint8_t>(3));
-    w.u64(smp->id);
+    arg.kind = ArgKind::Sampler;
+    arg.object = smp->id;
   } else if (is_mem) {
     // A buffer, or a NULL one (a NULL arg_value or a pointer to NULL). Unchecked, an 8-byte
     // zero scalar takes this path too and reaches the device as the same 8 zero bytes.
     cl_mem m = value ? *static_cast<const cl_mem*>(value) : nullptr;
     if (m && m->context != k->program->context) return CL_INVALID_MEM_OBJECT;
     if (m == nullptr) {
-      static const uint8_t kNull[sizeof(cl_mem)] = {};
-      w.u8(static_cast<uint8_t>(0));
-      w.bytes(kNull, sizeof(kNull));
+      arg.kind = ArgKind::Bytes;
+      arg.bytes.assign(sizeof(cl_mem), 0);
     } else {
-      w.u8(static_cast<uint8_t>(1));
-      w.u64(m->id);
+      arg.kind = ArgKind::Mem;
+      arg.object = m->id;
     }
   } else {
     if (size == 0 || size > proto::kMaxArgBytes) return CL_INVALID_ARG_SIZE;
-    w.u8(static_cast<uint8_t>(0));
-    w.bytes(value, size);
+    arg.kind = ArgKind::Bytes;
+    const auto* v = static_cast<const uint8_t*>(value);
+    arg.bytes.assign(v, v + size);
   }
   {
     std::lock_guard lk(k->mu);
     k->arg_set[index] = true;
   }
-  k->program->context->conn->Send(Op::SetKernelArg, body);
+  k->program->context->conn->Send(Op::SetKernelArg, arg.Encode());
   return CL_SUCCESS;
 }
 

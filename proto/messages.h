@@ -2,8 +2,8 @@
 // write, with the limits both ends must agree on named beside it. A message's Encode gives
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
-// Typed so far: Hello and every buffer, image and kernel command (clEnqueue*), each as its
-// command header and its own fields (issue 10 moves the other operations here one by one); the
+// Typed so far: Hello, SetKernelArg, and every buffer, image and kernel command (clEnqueue*),
+// each as its command header and its own fields (issue 10 moves the other operations here one by one); the
 // layouts of the rest are in docs/protocol.md.
 #pragma once
 
@@ -445,6 +445,54 @@ struct FillImageRequest {
     out->origin = GetTriple(r);
     out->region = GetTriple(r);
     return r.ok();
+  }
+};
+
+// SetKernelArg: argument `index` of a kernel takes bytes (a value, or the 8 zero bytes of a
+// NULL buffer), a memory object, a __local size, or a sampler. Objects go by id: rgpud
+// resolves them at launch.
+//   u64 kernel | u32 index | u8 kind | kind 0: bytes value (at most kMaxArgBytes);
+//   1 and 3: u64 object id; 2: u64 local size
+struct SetKernelArgRequest {
+  enum class Kind : uint8_t { Bytes = 0, Mem = 1, Local = 2, Sampler = 3 };
+  uint64_t kernel = 0;
+  uint32_t index = 0;
+  Kind kind = Kind::Bytes;
+  std::vector<uint8_t> bytes;  // Kind::Bytes
+  uint64_t object = 0;         // Kind::Mem, Kind::Sampler
+  uint64_t local_size = 0;     // Kind::Local
+
+  bool operator==(const SetKernelArgRequest&) const = default;
+  std::vector<uint8_t> Encode() const {
+    std::vector<uint8_t> body;
+    Writer w(&body);
+    w.u64(kernel);
+    w.u32(index);
+    w.u8(static_cast<uint8_t>(kind));
+    if (kind == Kind::Bytes) w.bytes(bytes.data(), bytes.size());
+    else if (kind == Kind::Local) w.u64(local_size);
+    else w.u64(object);
+    return body;
+  }
+  // False for a body cut short, an unknown kind, a value over kMaxArgBytes, an index at or
+  // past kMaxKernelArgs, or bytes left over.
+  static bool Decode(Reader& r, SetKernelArgRequest* out) {
+    out->kernel = r.u64();
+    out->index = r.u32();
+    const uint8_t kind = r.u8();
+    out->kind = static_cast<Kind>(kind);
+    switch (out->kind) {
+      case Kind::Bytes: {
+        const std::string_view b = r.bytes(kMaxArgBytes);
+        out->bytes.assign(b.begin(), b.end());
+        break;
+      }
+      case Kind::Mem:
+      case Kind::Sampler: out->object = r.u64(); break;
+      case Kind::Local: out->local_size = r.u64(); break;
+      default: return false;
+    }
+    return r.done() && out->index < kMaxKernelArgs;
   }
 };
 

@@ -185,9 +185,11 @@ class Writer {
 
  private:
   void Put(uint64_t v, int n) {
-    size_t at = out_->size();
-    out_->resize(at + n);
-    PutLE(out_->data() + at, v, n);
+    // Appended from a local array rather than by resize-then-write: GCC 12 warns (wrongly)
+    // about the zero-fill of a resize it inlines from a small vector.
+    uint8_t b[8];
+    PutLE(b, v, n);
+    out_->insert(out_->end(), b, b + n);
   }
   std::vector<uint8_t>* out_ = nullptr;
 };

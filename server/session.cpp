@@ -1001,30 +1001,24 @@ Status Session::CloneKernel(Reader& r) {
   return InsertOwned(id, std::move(e));
 }
 
+// The wire's argument kinds are the backend's.
+using WireArg = proto::SetKernelArgRequest::Kind;
+static_assert(static_cast<int>(WireArg::Bytes) == static_cast<int>(KernelArgValue::Kind::Bytes) &&
+              static_cast<int>(WireArg::Mem) == static_cast<int>(KernelArgValue::Kind::Mem) &&
+              static_cast<int>(WireArg::Local) == static_cast<int>(KernelArgValue::Kind::Local) &&
+              static_cast<int>(WireArg::Sampler) == static_cast<int>(KernelArgValue::Kind::Sampler));
+
 Status Session::SetKernelArg(Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t index = r.u32();
-  auto kind = static_cast<KernelArgValue::Kind>(r.u8());
+  proto::SetKernelArgRequest m;
+  if (!proto::SetKernelArgRequest::Decode(r, &m)) return Status::Protocol("malformed SetKernelArg");
+  const uint64_t id = m.kernel;
+  const uint32_t index = m.index;
+  const auto kind = static_cast<KernelArgValue::Kind>(m.kind);
   KernelArgValue v;
   v.kind = kind;
-  uint64_t mem_id = 0;
-  switch (kind) {
-    case KernelArgValue::Kind::Bytes: {
-      auto b = r.bytes(proto::kMaxArgBytes);
-      v.bytes.assign(b.begin(), b.end());
-      break;
-    }
-    case KernelArgValue::Kind::Mem:
-    case KernelArgValue::Kind::Sampler:  // the sampler's id, resolved at launch as buffers are
-      mem_id = r.u64();
-      break;
-    case KernelArgValue::Kind::Local:
-      v.local_size = r.u64();
-      break;
-    default:
-      return Status::Protocol("unknown kernel argument kind");
-  }
-  if (!r.done() || index >= proto::kMaxKernelArgs) return Status::Protocol("malformed SetKernelArg");
+  v.bytes = std::move(m.bytes);
+  v.local_size = m.local_size;
+  const uint64_t mem_id = m.object;  // a buffer's or a sampler's id, resolved at launch
   auto k = Lookup(id, ObjType::Kernel);
   if (!k.ok()) return AsyncFailure(Op::SetKernelArg, id, k.status()), Status::Ok();
   Entry& e = **k;

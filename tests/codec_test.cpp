@@ -459,5 +459,42 @@ TEST(Messages, ImageCommandsBytesAreExactAndRoundTrip) {
   EXPECT_FALSE(FillImageRequest::Decode(r, &x));
 }
 
+
+TEST(Messages, SetKernelArgBytesAreExactAndRoundTrip) {
+  using Kind = SetKernelArgRequest::Kind;
+  SetKernelArgRequest value{7, 2, Kind::Bytes, {1, 2, 3, 4}, 0, 0};
+  EXPECT_EQ(value.Encode(), Expect{}.u64(7).u32(2).u8(0).u32(4).u8(1).u8(2).u8(3).u8(4).b);
+  SetKernelArgRequest mem{7, 0, Kind::Mem, {}, 0x99, 0};
+  EXPECT_EQ(mem.Encode(), Expect{}.u64(7).u32(0).u8(1).u64(0x99).b);
+  SetKernelArgRequest local{7, 3, Kind::Local, {}, 0, 4096};
+  EXPECT_EQ(local.Encode(), Expect{}.u64(7).u32(3).u8(2).u64(4096).b);
+  SetKernelArgRequest sampler{7, 1, Kind::Sampler, {}, 0x55, 0};
+  EXPECT_EQ(sampler.Encode(), Expect{}.u64(7).u32(1).u8(3).u64(0x55).b);
+  for (const auto& m : {value, mem, local, sampler}) {
+    const auto body = m.Encode();
+    Reader r(body.data(), body.size());
+    SetKernelArgRequest got;
+    ASSERT_TRUE(SetKernelArgRequest::Decode(r, &got));
+    EXPECT_EQ(got, m);
+    for (size_t n = 0; n < body.size(); ++n) {  // every shorter body, and one byte more
+      Reader cut(body.data(), n);
+      EXPECT_FALSE(SetKernelArgRequest::Decode(cut, &got)) << n;
+    }
+    auto longer = body;
+    longer.push_back(0);
+    Reader extra(longer.data(), longer.size());
+    EXPECT_FALSE(SetKernelArgRequest::Decode(extra, &got));
+  }
+  auto refused = [](const std::vector<uint8_t>& b) {
+    Reader r(b.data(), b.size());
+    SetKernelArgRequest x;
+    return !SetKernelArgRequest::Decode(r, &x);
+  };
+  EXPECT_TRUE(refused(Expect{}.u64(7).u32(0).u8(4).u64(0).b));                   // unknown kind
+  EXPECT_TRUE(refused(Expect{}.u64(7).u32(kMaxKernelArgs).u8(1).u64(1).b));      // index too large
+  SetKernelArgRequest big{7, 0, Kind::Bytes, std::vector<uint8_t>(kMaxArgBytes + 1, 0), 0, 0};
+  EXPECT_TRUE(refused(big.Encode()));                                             // value too large
+}
+
 }  // namespace
 }  // namespace rgpu::proto

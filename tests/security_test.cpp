@@ -137,7 +137,7 @@ class RawClient {
   }
   void WriteBuffer(uint64_t queue, uint64_t mem, const std::vector<uint8_t>& data) {
     std::vector<uint8_t> b;
-    b.reserve(64 + data.size());  // also quiets a false -Warray-bounds of GCC 12 on the resizes
+    b.reserve(64 + data.size());
     Writer w(&b);
     CommandHeader(w, queue);
     proto::WriteBufferRequest{mem, 0, data.size()}.EncodeTo(w);
