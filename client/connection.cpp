@@ -390,7 +390,7 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
 }
 
 Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
-                             std::shared_ptr<ReadSink> sink, bool blocking) {
+                             std::shared_ptr<ReadSink> sink, bool blocking, uint16_t flags) {
   auto p = std::make_shared<Pending>();
   p->sink = std::move(sink);
   uint64_t tag = next_tag_.fetch_add(1) + 1;
@@ -404,14 +404,14 @@ Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
     std::lock_guard wl(write_mu_);
     {
       std::lock_guard lk(buf_mu_);
-      AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, proto::kFlagWaiting);
+      AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, proto::kFlagWaiting | flags);
     }
     return WriteOut();
   }
   bool wake = false;
   {
     std::lock_guard lk(buf_mu_);
-    AppendFrame(op, tag, body.data(), body.size(), nullptr, 0);
+    AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, flags);
     wake = flusher_idle_;
     if (wake) flusher_idle_ = false;
   }

@@ -106,9 +106,10 @@ class Connection {
              size_t data_len = 0);
   // Sends a read request; `sink` gets the data and the final status on the receiver thread.
   // `blocking`: the caller will wait for it (it is written out at once, and the server may
-  // wait for the device on the connection's thread: proto::kFlagWaiting).
+  // wait for the device on the connection's thread: proto::kFlagWaiting). `flags` are added
+  // to the request's (proto::kFlagShared for a read into the shared region).
   Status StartRead(proto::Op op, const std::vector<uint8_t>& body, std::shared_ptr<ReadSink> sink,
-                   bool blocking = false);
+                   bool blocking = false, uint16_t flags = 0);
   // Writes out everything queued so far.
   Status Flush();
 

@@ -127,6 +127,13 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
     else Drop(e);
     return rc;
   }
+  if (!blocking && UseSharedLater(q, size)) {
+    cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
+    const cl_int rc = ReadSharedLater(q, m, off, size, ptr, n, list, c.event_id, e);
+    if (event && rc == CL_SUCCESS) *event = e;
+    else Drop(e);
+    return rc;
+  }
   proto::ReadBufferRequest{m->id, off, size}.EncodeTo(c.w);
   cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
   auto sink = std::make_shared<LinearSink>();

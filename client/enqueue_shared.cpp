@@ -67,7 +67,11 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
                   const cl_event* list, uint64_t event_id) {
   Connection& conn = q->conn();
   SharedRegion& region = *conn.shared();
-  std::lock_guard lk(region.read_mu);
+  region.AcquireReadLease();
+  struct GiveBack {
+    SharedRegion& r;
+    ~GiveBack() { r.ReleaseReadLease(); }
+  } give_back{region};
   auto* dst = static_cast<uint8_t*>(ptr);
   const size_t chunks = (size + SharedRegion::kSlotBytes - 1) / SharedRegion::kSlotBytes;
   std::deque<std::shared_ptr<Connection::Ticket>> in_flight;
@@ -103,6 +107,76 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
     if (sent < chunks && !send_next()) rc = CL_OUT_OF_RESOURCES;
   }
   return rc;
+}
+
+bool UseSharedLater(cl_command_queue q, size_t size) {
+  return UseShared(q, size, /*read=*/true) &&
+         size <= SharedRegion::kSlotsPerDirection * SharedRegion::kSlotBytes;
+}
+
+namespace {
+// The replies of a non-blocking read's slot requests: the last one to arrive (any thread)
+// copies every slot out, lands the read's event and gives the read half back.
+struct SlotsSink : ReadSink {
+  std::shared_ptr<Connection> conn;  // keeps the region mapped
+  uint8_t* dst = nullptr;
+  size_t bytes = 0;
+  cl_event ev = nullptr;
+  cl_command_queue q = nullptr;
+  std::mutex mu;
+  size_t left = 0;            // GUARDED_BY(mu): replies still to come
+  cl_int status = CL_SUCCESS;  // GUARDED_BY(mu): the first failure
+
+  void Data(size_t, const uint8_t*, size_t) override {}  // the data is in the slots
+  void Done(const Status& s) override {
+    {
+      std::lock_guard lk(mu);
+      if (!s.ok() && status == CL_SUCCESS)
+        status = conn->alive() ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_OUT_OF_RESOURCES;
+      if (--left > 0) return;
+    }
+    SharedRegion& region = *conn->shared();
+    if (status == CL_SUCCESS)
+      for (size_t at = 0, i = 0; at < bytes; at += SharedRegion::kSlotBytes, ++i)
+        ParallelCopy(dst + at, region.ReadSlot(i).p, std::min<size_t>(SharedRegion::kSlotBytes, bytes - at));
+    region.ReleaseReadLease();
+    ReadLanded(ev, q, status == CL_SUCCESS ? CL_COMPLETE : status, ev->read_into);
+    Drop(ev);
+    Drop(q);
+  }
+};
+}  // namespace
+
+cl_int ReadSharedLater(cl_command_queue q, cl_mem m, size_t off, size_t size, void* ptr, cl_uint n,
+                       const cl_event* list, uint64_t event_id, cl_event e) {
+  Connection& conn = q->conn();
+  SharedRegion& region = *conn.shared();
+  const size_t chunks = (size + SharedRegion::kSlotBytes - 1) / SharedRegion::kSlotBytes;
+  region.AcquireReadLease();
+  auto sink = std::make_shared<SlotsSink>();
+  sink->conn = q->context->conn;
+  sink->dst = static_cast<uint8_t*>(ptr);
+  sink->bytes = size;
+  sink->ev = e;
+  sink->q = q;
+  sink->left = chunks;
+  {
+    std::lock_guard lk(q->mu);
+    q->pending_reads.push_back(e->read_into);
+  }
+  Hold(e);
+  Hold(q);
+  for (size_t i = 0; i < chunks; ++i) {
+    const size_t at = i * SharedRegion::kSlotBytes;
+    const size_t len = std::min<size_t>(SharedRegion::kSlotBytes, size - at);
+    auto body = SlotRequest(q, m, i, chunks, event_id, n, list, off + at, len, region.ReadSlot(i).off);
+    if (Status s = conn.StartRead(Op::ReadBuffer, body, sink, /*blocking=*/false, proto::kFlagShared); !s.ok()) {
+      // The requests not sent count as failed replies: the last one lands the event.
+      for (size_t j = i; j < chunks; ++j) sink->Done(s);
+      return CL_OUT_OF_RESOURCES;
+    }
+  }
+  return CL_SUCCESS;
 }
 
 }  // namespace rgpu::client

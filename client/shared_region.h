@@ -1,12 +1,13 @@
 // The client's end of a shared bulk region (proto/shared_region.h, docs/protocol.md
 // "Shared memory"): a sealed memfd, mapped here and, after AttachShared, in rgpud.
 //
-// Its data area has two halves, each used by one transfer at a time (write_mu / read_mu), so
-// that a write never waits behind a read that waits for the device. Writes take as many
+// Its data area has two halves, each used by one transfer at a time (write_mu / the read
+// lease), so that a write never waits behind a read that waits for the device. Writes take as many
 // granules (proto::kSharedGranule, 1 MiB) of their half as a piece needs, round robin, so
 // that many small writes can be in flight at once; reads use slots of kSlotBytes.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,10 +43,26 @@ class SharedRegion {
   // that rgpud has given back, marked lent (rgpud clears them when it is done with them).
   // Waits for them; false once `alive()` says the connection died. Holds write_mu.
   bool LendForWrite(size_t len, const std::function<bool()>& alive, Slot* slot);
-  // Read slot i (of kSlotsPerDirection, round robin); callers hold read_mu.
+  // Read slot i (of kSlotsPerDirection, round robin); callers hold the read lease.
   Slot ReadSlot(size_t i);
 
-  std::mutex write_mu, read_mu;
+  // The read half belongs to one read at a time. A blocking read holds it for its call; a
+  // non-blocking one from its enqueue until its data is copied out, on whichever thread sees
+  // its last reply, so it is a lease any thread may give back, not a mutex.
+  void AcquireReadLease() {
+    std::unique_lock lk(lease_mu_);
+    lease_cv_.wait(lk, [this] { return !read_leased_; });
+    read_leased_ = true;
+  }
+  void ReleaseReadLease() {
+    {
+      std::lock_guard lk(lease_mu_);
+      read_leased_ = false;
+    }
+    lease_cv_.notify_one();
+  }
+
+  std::mutex write_mu;
 
  private:
   SharedRegion(int fd, uint8_t* base, uint64_t size) : fd_(fd), base_(base), size_(size) {}
@@ -55,6 +72,9 @@ class SharedRegion {
   uint8_t* base_;
   uint64_t size_;
   size_t next_granule_ = 0;  // GUARDED_BY(write_mu): where the next write piece starts
+  std::mutex lease_mu_;
+  std::condition_variable lease_cv_;
+  bool read_leased_ = false;  // GUARDED_BY(lease_mu_)
 };
 
 }  // namespace rgpu::client

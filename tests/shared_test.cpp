@@ -132,6 +132,34 @@ TEST(Shared, DeviceDataComesBackExactly) {
   clReleaseMemObject(b);
 }
 
+// Non-blocking reads that fit in the read slots take the region too (their data is copied out
+// when the last reply comes): each keeps its place among the queue's commands, and the
+// next one waits for the slots instead of overwriting them.
+TEST(Shared, NonBlockingReadsKeepTheirPlaceInTheQueue) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t size = 2 * kSlot + 3;
+  cl_int err;
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  std::vector<std::vector<uint8_t>> wrote, read(4, std::vector<uint8_t>(size, 0));
+  std::vector<cl_event> events;
+  for (uint32_t round = 0; round < 4; ++round) {
+    wrote.push_back(Random(size, 100 + round));
+    ASSERT_EQ(clEnqueueWriteBuffer(cl.q, m, CL_FALSE, 0, size, wrote.back().data(), 0, nullptr, nullptr), CL_SUCCESS);
+    cl_event ev = nullptr;
+    ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, CL_FALSE, 0, size, read[round].data(), 0, nullptr, &ev), CL_SUCCESS);
+    events.push_back(ev);
+  }
+  ASSERT_EQ(clFinish(cl.q), CL_SUCCESS);
+  ASSERT_EQ(clWaitForEvents(static_cast<cl_uint>(events.size()), events.data()), CL_SUCCESS);
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(wrote[i], read[i]) << "read " << i;
+    clReleaseEvent(events[i]);
+  }
+  clReleaseMemObject(m);
+}
+
 // A write and a blocking read that wait on a user event another thread sets later: neither
 // may hang on the shared slots.
 TEST(Shared, TransfersGatedOnAUserEventFinish) {
