@@ -19,20 +19,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench/probe_check.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 const char* kSource = "__kernel void tiny(__global int* p) { if (get_global_id(0) == 0) p[0] += 1; }";
 
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    cl_int e_ = (x);                                                          \
-    if (e_ != CL_SUCCESS) {                                                   \
-      std::fprintf(stderr, "%s failed: %d (line %d)\n", #x, e_, __LINE__);   \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
 
 double UsPer(Clock::time_point t0, int n) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;

@@ -28,18 +28,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/probe_check.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-#define CHECK(x)                                                            \
-  do {                                                                      \
-    cl_int e_ = (x);                                                        \
-    if (e_ != CL_SUCCESS) {                                                 \
-      std::fprintf(stderr, "%s failed: %d (line %d)\n", #x, e_, __LINE__); \
-      std::exit(1);                                                         \
-    }                                                                       \
-  } while (0)
 
 // GB/s of moving `bytes` with `step`, median of `repeats` after one warm-up.
 double Rate(size_t bytes, int repeats, const std::function<void()>& step) {
