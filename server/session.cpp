@@ -399,7 +399,7 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
                         (rop == Op::ReadBuffer || rop == Op::ReadBufferRect ||
                          rop == Op::ReadImage)))
     return Status::Protocol("flags " + std::to_string(h.flags) + " not allowed on this request");
-  if (IsEnqueue(h.op)) return Enqueue(h, r);
+  if (CommandHandler handler = HandlerFor(h.op)) return Enqueue(h, r, handler);
   switch (static_cast<Op>(h.op)) {
     case Op::Hello: return Hello(h, r);
     case Op::Goodbye: return Status::Ok();

@@ -39,8 +39,6 @@ class Outbox;
 // Queues a reply to the request tagged `tag` (none for tag 0: the client waits for nothing).
 void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
                const std::vector<uint8_t>& fields = {});
-// Whether `op` is a buffer, image or kernel command (Session::Enqueue).
-bool IsEnqueue(uint16_t op);
 
 // Frames waiting to go to the client. Small control frames go before bulk chunks so that a
 // large read does not delay the answers queued behind it.
@@ -185,7 +183,10 @@ class Session {
     BkQueue* queue = nullptr;
     std::vector<BkEvent*> waits;
   };
-  Status Enqueue(const proto::FrameHeader& h, proto::Reader& r);
+  // The handler of a buffer, image or kernel command; null for any other op.
+  using CommandHandler = Status (Session::*)(Command&, proto::Reader&);
+  static CommandHandler HandlerFor(uint16_t op);
+  Status Enqueue(const proto::FrameHeader& h, proto::Reader& r, CommandHandler handler);
   Status EnqueueWriteBuffer(Command& c, proto::Reader& r);
   Status EnqueueReadBuffer(Command& c, proto::Reader& r);
   Status EnqueueCopyBuffer(Command& c, proto::Reader& r);
@@ -218,10 +219,11 @@ class Session {
   // client blocks on), and the answer itself: the data then the reply, now or when `ev`
   // completes.
   bool WaitsInline(const Command& c, uint64_t size) const;
-  // A read of `size` bytes into a buffer of its own: `read` enqueues it (told whether this
-  // thread will wait for it), and the answer follows (AnswerRead), then EndCommand.
-  Status ReadAndAnswer(Command& c, uint64_t size,
-                       const std::function<Result<BkEvent*>(const Bytes&, bool inline_read)>& read);
+  // A read of `size` bytes into a buffer of its own: `read(dst, inline_read)` enqueues it
+  // (told whether this thread will wait for it), and the answer follows (AnswerRead), then
+  // EndCommand. Defined in server/session_enqueue.cpp, its only user.
+  template <typename Read>
+  Status ReadAndAnswer(Command& c, uint64_t size, const Read& read);
   void AnswerRead(const Command& c, BkEvent* ev, Bytes dst, bool inline_read);
   void AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst);
   void AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst);

@@ -42,55 +42,34 @@ void Session::RequestTrace::Keep(std::vector<float>& v, std::chrono::steady_cloc
   if (v.size() < (1u << 20)) v.push_back(us);  // at most a million samples per figure
 }
 
-bool IsEnqueue(uint16_t op) {
+Session::CommandHandler Session::HandlerFor(uint16_t op) {
   switch (static_cast<Op>(op)) {
-    case Op::WriteBuffer:
-    case Op::ReadBuffer:
-    case Op::CopyBuffer:
-    case Op::WriteBufferRect:
-    case Op::ReadBufferRect:
-    case Op::CopyBufferRect:
-    case Op::FillBuffer:
-    case Op::NDRangeKernel:
+    case Op::WriteBuffer: return &Session::EnqueueWriteBuffer;
+    case Op::ReadBuffer: return &Session::EnqueueReadBuffer;
+    case Op::CopyBuffer: return &Session::EnqueueCopyBuffer;
+    case Op::WriteBufferRect: return &Session::EnqueueWriteBufferRect;
+    case Op::ReadBufferRect: return &Session::EnqueueReadBufferRect;
+    case Op::CopyBufferRect: return &Session::EnqueueCopyBufferRect;
+    case Op::FillBuffer: return &Session::EnqueueFillBuffer;
+    case Op::NDRangeKernel: return &Session::EnqueueNDRangeKernel;
     case Op::Marker:
-    case Op::Barrier:
-    case Op::MigrateMemObjects:
-    case Op::WriteImage:
-    case Op::ReadImage:
-    case Op::CopyImage:
-    case Op::CopyImageToBuffer:
-    case Op::CopyBufferToImage:
-    case Op::FillImage:
-      return true;
-    default:
-      return false;
+    case Op::Barrier: return &Session::EnqueueMarkerOrBarrier;
+    case Op::MigrateMemObjects: return &Session::EnqueueMigrateMemObjects;
+    case Op::ReadImage: return &Session::EnqueueReadImage;
+    case Op::WriteImage: return &Session::EnqueueWriteImage;
+    case Op::CopyImage: return &Session::EnqueueCopyImage;
+    case Op::CopyImageToBuffer: return &Session::EnqueueCopyImageToBuffer;
+    case Op::CopyBufferToImage: return &Session::EnqueueCopyBufferToImage;
+    case Op::FillImage: return &Session::EnqueueFillImage;
+    default: return nullptr;
   }
 }
 
-Status Session::Enqueue(const FrameHeader& h, Reader& r) {
+Status Session::Enqueue(const FrameHeader& h, Reader& r, CommandHandler handler) {
   Command c;
   c.frame = &h;
   if (!proto::CommandHeader::Decode(r, &c.head)) return Status::Protocol("malformed command header");
-  switch (static_cast<Op>(h.op)) {
-    case Op::WriteBuffer: return EnqueueWriteBuffer(c, r);
-    case Op::ReadBuffer: return EnqueueReadBuffer(c, r);
-    case Op::CopyBuffer: return EnqueueCopyBuffer(c, r);
-    case Op::WriteBufferRect: return EnqueueWriteBufferRect(c, r);
-    case Op::ReadBufferRect: return EnqueueReadBufferRect(c, r);
-    case Op::CopyBufferRect: return EnqueueCopyBufferRect(c, r);
-    case Op::FillBuffer: return EnqueueFillBuffer(c, r);
-    case Op::NDRangeKernel: return EnqueueNDRangeKernel(c, r);
-    case Op::Marker:
-    case Op::Barrier: return EnqueueMarkerOrBarrier(c, r);
-    case Op::MigrateMemObjects: return EnqueueMigrateMemObjects(c, r);
-    case Op::ReadImage: return EnqueueReadImage(c, r);
-    case Op::WriteImage: return EnqueueWriteImage(c, r);
-    case Op::CopyImage: return EnqueueCopyImage(c, r);
-    case Op::CopyImageToBuffer: return EnqueueCopyImageToBuffer(c, r);
-    case Op::CopyBufferToImage: return EnqueueCopyBufferToImage(c, r);
-    case Op::FillImage: return EnqueueFillImage(c, r);
-    default: return Status::Protocol("unknown command " + std::to_string(h.op));
-  }
+  return (this->*handler)(c, r);
 }
 
 // ---------------------------------------------------------------- shared steps
@@ -133,6 +112,18 @@ Status Session::EndCommand(const Command& c, Result<BkEvent*> ev, std::shared_pt
 }
 
 // ---------------------------------------------------------------- transfers
+
+template <typename Read>
+Status Session::ReadAndAnswer(Command& c, uint64_t size, const Read& read) {
+  Bytes dst = server_->buffers().Acquire(size);
+  dst->resize(size);
+  const bool inline_read = WaitsInline(c, size);
+  auto ev = read(dst, inline_read);
+  if (!ev.ok()) return Fail(c, ev.status());
+  AnswerRead(c, *ev, dst, inline_read);
+  return EndCommand(c, ev);
+}
+
 
 Status Session::EnqueueWriteBuffer(Command& c, Reader& r) {
   proto::WriteBufferRequest m;
@@ -268,17 +259,6 @@ Status Session::EnqueueMigrateMemObjects(Command& c, Reader& r) {
 }
 
 // ---------------------------------------------------------------- answering reads
-
-Status Session::ReadAndAnswer(Command& c, uint64_t size,
-                              const std::function<Result<BkEvent*>(const Bytes&, bool)>& read) {
-  Bytes dst = server_->buffers().Acquire(size);
-  dst->resize(size);
-  const bool inline_read = WaitsInline(c, size);
-  auto ev = read(dst, inline_read);
-  if (!ev.ok()) return Fail(c, ev.status());
-  AnswerRead(c, *ev, dst, inline_read);
-  return EndCommand(c, ev);
-}
 
 bool Session::WaitsInline(const Command& c, uint64_t size) const {
   // A client blocked on a small read gets it from this thread as soon as the device is done:

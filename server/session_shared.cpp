@@ -63,55 +63,49 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
 
 Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   const bool write = static_cast<Op>(h.op) == Op::WriteBuffer;
-  proto::CommandHeader head;
+  Command c;
+  c.frame = &h;
   proto::SharedTransferRequest t;
-  if (!proto::CommandHeader::Decode(r, &head) || !proto::SharedTransferRequest::Decode(r, &t) || !r.done())
+  if (!proto::CommandHeader::Decode(r, &c.head) || !proto::SharedTransferRequest::Decode(r, &t) || !r.done())
     return Status::Protocol("malformed shared transfer");
-  const uint64_t queue_id = head.queue, event_id = head.event;
-  const std::vector<uint64_t>& wait_ids = head.waits;
-  const uint64_t mem_id = t.mem, offset = t.offset, size = t.size, region_off = t.region_offset;
   if (!shared_) return Status::Protocol("shared data named, but no shared region is attached");
   if (!write && h.tag == 0) return Status::Protocol("ReadBuffer needs a tag");
-  auto at = shared_->Range(region_off, size);
+  auto at = shared_->Range(t.region_offset, t.size);
   if (!at.ok()) return at.status();
 
   std::shared_ptr<SharedRegion> region = shared_;
   // The client waits for a written slot to come back: it does whatever happens to the command.
   auto fail = [&](const Status& s) {
-    if (write) region->Release(region_off, size);
-    return CommandFailed(h, queue_id, event_id, s);
+    if (write) region->Release(t.region_offset, t.size);
+    return Fail(c, s);
   };
-  auto q = Lookup(queue_id, ObjType::Queue);
-  if (!q.ok()) return fail(q.status());
-  auto* queue = static_cast<BkQueue*>((*q)->handle);
-  auto resolved = ResolveWaits(wait_ids);
-  if (!resolved.ok()) return fail(resolved.status());
-  std::vector<BkEvent*> waits = std::move(*resolved);
-  auto m = Lookup(mem_id, ObjType::Mem);
-  if (!m.ok()) return fail(m.status());
-  auto* mem = static_cast<BkMem*>((*m)->handle);
+  if (Status s = ResolveCommand(c); !s.ok()) return fail(s);
+  auto mem = BufferOf(t.mem);
+  if (!mem.ok()) return fail(mem.status());
   // The first transfer in a context registers the region with it (pinned-speed copies).
-  if (auto ctx = Lookup((*q)->parent, ObjType::Context); ctx.ok() &&
-      !region->Register(server_->backend(), static_cast<BkContext*>((*ctx)->handle)))
-    spdlog::debug("session {}: shared region not registered with context {}", id_, (*q)->parent);
+  const uint64_t ctx_id = c.queue_entry->parent;
+  if (auto ctx = Lookup(ctx_id, ObjType::Context);
+      ctx.ok() && !region->Register(server_->backend(), static_cast<BkContext*>((*ctx)->handle)))
+    spdlog::debug("session {}: shared region not registered with context {}", id_, ctx_id);
 
   Backend& bk = server_->backend();
   Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
   if (write && CanWaitInline()) {
     // The device reads the slot itself; it goes back to the client when the copy is done.
-    ev = bk.WriteFrom(queue, mem, offset, size, *at, region, waits);
-    if (ev.ok()) bk.OnComplete(*ev, [region, region_off, size](int32_t) { region->Release(region_off, size); });
+    ev = bk.WriteFrom(c.queue, *mem, t.offset, t.size, *at, region, c.waits);
+    if (!ev.ok()) return fail(ev.status());
+    bk.OnComplete(*ev, [region, off = t.region_offset, size = t.size](int32_t) { region->Release(off, size); });
   } else if (write) {
     // A user event of this session is unset, so the write may wait on the client itself:
     // copy the slot out and give it back now, so the client never waits on itself.
-    Bytes copy = server_->buffers().Acquire(size);
-    copy->resize(size);
-    std::memcpy(copy->data(), *at, size);
-    region->Release(region_off, size);
-    ev = bk.Write(queue, mem, offset, copy, waits);
+    Bytes copy = server_->buffers().Acquire(t.size);
+    copy->resize(t.size);
+    std::memcpy(copy->data(), *at, t.size);
+    region->Release(t.region_offset, t.size);
+    ev = bk.Write(c.queue, *mem, t.offset, copy, c.waits);
   } else {
     const bool inline_read = (h.flags & proto::kFlagWaiting) && CanWaitInline();
-    ev = bk.ReadInto(queue, mem, offset, size, *at, region, waits, inline_read);
+    ev = bk.ReadInto(c.queue, *mem, t.offset, t.size, *at, region, c.waits, inline_read);
     if (ev.ok() && inline_read) {
       const int32_t st = bk.EventStatus(*ev);
       Reply(h, st == CL_COMPLETE ? Status::Ok() : Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
@@ -122,22 +116,8 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
       });
     }
   }
-  if (!ev.ok()) {
-    // A failed write was given back above (copy) or never lent to the device (WriteFrom).
-    if (write && CanWaitInline()) region->Release(region_off, size);
-    return CommandFailed(h, queue_id, event_id, ev.status());
-  }
-  shared_bytes_ += size;
-  TrackUnfinished(*ev);
-  if (event_id == 0) {
-    bk.Release(ObjType::Event, *ev);
-    return Status::Ok();
-  }
-  Entry e;
-  e.type = ObjType::Event;
-  e.handle = *ev;
-  e.parent = (*q)->parent;
-  return InsertOwned(event_id, std::move(e));
+  if (ev.ok()) shared_bytes_ += t.size;
+  return EndCommand(c, ev);
 }
 
 }  // namespace rgpu::server
