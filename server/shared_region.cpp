@@ -42,17 +42,15 @@ Result<std::shared_ptr<SharedRegion>> SharedRegion::Map(int fd, uint64_t size, u
 }
 
 SharedRegion::~SharedRegion() {
-  for (const auto& r : registrations_)
-    if (r.mem) backend_->Release(proto::ObjType::Mem, r.mem);
+  if (registered_ && registered_->mem) backend_->Release(proto::ObjType::Mem, registered_->mem);
   munmap(base_, size_);
 }
 
 bool SharedRegion::Register(Backend& bk, BkContext* ctx) {
-  for (const auto& r : registrations_)
-    if (r.ctx == ctx) return r.mem != nullptr;
+  if (registered_) return registered_->ctx == ctx && registered_->mem != nullptr;
   backend_ = &bk;
   auto m = bk.RegisterHostMemory(ctx, base_ + proto::kSharedHeader, size_ - proto::kSharedHeader);
-  registrations_.push_back({ctx, m.ok() ? *m : nullptr});
+  registered_ = Registration{ctx, m.ok() ? *m : nullptr};
   return m.ok();
 }
 

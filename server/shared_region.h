@@ -10,7 +10,7 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
+#include <optional>
 
 #include "proto/status.h"
 #include "server/backend/backend.h"
@@ -32,11 +32,14 @@ class SharedRegion {
   void Release(uint64_t off, uint64_t len);
   uint64_t size() const { return size_; }
 
-  // Makes the data area known to device context `ctx` once (Backend::RegisterHostMemory), so
-  // that the device copies to and from it at pinned speed: on an H100, a 64 MiB read into the
+  // Makes the data area known to device context `ctx` (Backend::RegisterHostMemory), so that
+  // the device copies to and from it at pinned speed: on an H100, a 64 MiB read into the
   // registered region ran at 53.8 GB/s against 8.7 GB/s into ordinary (pageable) memory
   // (rgpu-probe-reads). The registration lasts as long as the mapping, which outlives every
-  // command copying to or from it. False if the backend refused (the copies stay pageable).
+  // command copying to or from it; its buffer keeps its context alive as long. So only the
+  // first context a region is copied in is registered: a client that makes and releases
+  // contexts one after another (test suites do) must not keep all of them alive in rgpud.
+  // False for any other context, or if the backend refused (the copies stay pageable).
   // The session's reader thread only.
   bool Register(Backend& bk, BkContext* ctx);
 
@@ -49,7 +52,7 @@ class SharedRegion {
     BkContext* ctx;
     BkMem* mem;  // null: the backend refused; not asked again
   };
-  std::vector<Registration> registrations_;
+  std::optional<Registration> registered_;
 };
 
 }  // namespace rgpu::server
