@@ -114,6 +114,12 @@ int main(int argc, char** argv) try {
                  "fair: best-effort launches that cannot be stopped mid-way run in slices of at "
                  "most this much device time while a latency-critical tenant is active.")
       ->capture_default_str();
+  app.add_option("--lc-narrow-runs", opt.sched.narrow_runs,
+                 "fair: beside an active latency-critical tenant, best-effort work-groups that "
+                 "each run longer than --lc-slice-us run in narrow runs (a few work-groups per "
+                 "compute unit, as few as keep the kernel's measured rate) so that an arrival "
+                 "waits for one work-group's time, not for a full device's (1 on, 0 off).")
+      ->capture_default_str();
   app.add_option("--lc-guard-us", opt.sched.lc_guard_us,
                  "fair: best-effort work resumes this long after a latency-critical tenant's "
                  "request was served.")

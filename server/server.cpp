@@ -28,7 +28,7 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
       gate_(options_.gate, &metrics_) {
   const auto& devices = backend_->Devices();
   for (size_t i = 0; i < std::max<size_t>(devices.size(), 1); ++i) {
-    uint32_t cores = 1;
+    uint32_t cores = 1, units = 1;
     size_t wave = 1;
     if (i < devices.size()) {
       const auto& d = devices[i];
@@ -37,10 +37,11 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
       // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core. A full wave
       // keeps 2048 work-items resident per SM (NVIDIA's limit since Volta).
       cores = d.compute_units * (gpu ? 128 : 1);
+      units = d.compute_units;
       wave = size_t{d.compute_units} * (gpu ? 2048 : 64);
     }
     auto counters = std::make_unique<DeviceCounters>();
-    auto sched = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores, wave);
+    auto sched = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores, wave, units);
     sched->on_device_time = [this, c = counters.get()](const Tenant* t, uint64_t ns) {
       c->busy_ns.fetch_add(ns, std::memory_order_relaxed);
       if (t) metrics_.AddDeviceTime(t, ns / 1e9);

@@ -44,7 +44,7 @@ class SchedulerTest : public ::testing::Test {
   void Start(SchedulerOptions o) {
     dev_.Simulate();
     // Far from the epoch, as steady_clock is: the scheduler's "never" is the epoch.
-    sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, kWave, [this] {
+    sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, kWave, kCores, [this] {
       return Scheduler::Clock::time_point(std::chrono::seconds(1000)) +
              std::chrono::nanoseconds(dev_.NowNs());
     });

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -131,12 +132,15 @@ struct Scheduler::Held {
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
-                     size_t wave_items, std::function<Clock::time_point()> clock)
+                     size_t wave_items, uint32_t compute_units, std::function<Clock::time_point()> clock)
     : clock_(std::move(clock)),
       backend_(backend),
       options_(options),
       device_cores_(std::max<uint32_t>(device_cores, 1)),
-      wave_items_(wave_items) {
+      wave_items_(wave_items),
+      compute_units_(std::max<uint32_t>(compute_units, 1)) {
+  if (const char* t = std::getenv("RGPU_TRACE_REQUESTS"); t && *t && std::string(t) != "0")
+    lc_trace_ = std::make_unique<LcTrace>();
   dispatcher_ = std::thread([this] { DispatchLoop(); });
 }
 
@@ -182,6 +186,10 @@ void Scheduler::Completed(uint64_t seq, const std::string& tenant, const Profili
   // tenant its share of every instant, once every launch that could overlap is done.
   auto charges = t && t->end > t->start ? ledger_.Report(seq, tenant, t->start, t->end) : ledger_.Drop(seq);
   for (const auto& c : charges) Charge(c.tenant, c.ns);
+  if (lc_trace_ && t) {
+    auto it = tenants_.find(tenant);
+    lc_trace_->Kernel(it != tenants_.end() && it->second.priority == Priority::LatencyCritical, *t);
+  }
 }
 
 void Scheduler::Charge(const std::string& tenant, uint64_t ns) {
@@ -503,6 +511,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     st.queue.push_back(h);
     cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
     group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+    narrow_.try_emplace(h->req.sched_kernel);
   }
   backend_->OnComplete(
       *start,
@@ -738,8 +747,10 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   // A run with no other of its launch on the device starts afresh: its control write clears
   // any stop; a chained one goes on from the counter.
   const bool fresh_run = h->preemptible && h->in_flight == 0;
+  RunSize run;
   if (h->preemptible) {
-    count = RunGroups(*h, first, beside_lc);
+    run = RunGroups(*h, first, beside_lc);
+    count = run.groups;
     if (fresh_run) {
       h->stop_sent = false;
       h->run_started = now;
@@ -753,7 +764,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   on_device_ = pick;
   if (h->preemptible) runs_.push_back(h);
   lk.unlock();
-  if (h->preemptible) DispatchRun(h, seq, fresh_run, count);
+  if (h->preemptible) DispatchRun(h, seq, fresh_run, run);
   else DispatchSlices(h, first, count, seq);
   lk.lock();
   return true;
@@ -792,7 +803,7 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
 
 // One run: write the control words, launch every group left, read the words back. The
 // read's completion ends the run; the kernel's profiling times are its device time.
-uint64_t Scheduler::RunGroups(const Held& h, uint64_t first, bool beside_lc) {
+Scheduler::RunSize Scheduler::RunGroups(const Held& h, uint64_t first, bool beside_lc) {
   // A stop costs the device every group of the runs on it that has not started: each starts,
   // sees the flag and returns. For a launch of millions of small groups (a streaming kernel
   // over gigabytes) that drain took about as long as the work, so a run holds only about a
@@ -802,20 +813,41 @@ uint64_t Scheduler::RunGroups(const Held& h, uint64_t first, bool beside_lc) {
   size_t local = 1;
   for (cl_uint d = 0; d < h.run.launch.dims; ++d) local *= h.run.launch.local[d];
   const uint64_t wave = std::max<uint64_t>(1, wave_items_ / std::max<size_t>(local, 1));
-  uint64_t groups = 2 * wave;
+  const uint64_t left = h.total - std::min(first, h.total);
+  RunSize size{2 * wave, -1};
   auto it = group_cost_ns_.find(h.req.sched_kernel);
   if (it != group_cost_ns_.end() && it->second > 0) {
     const double budget_ns = 1000.0 * (beside_lc ? std::min(options_.quantum_us, options_.lc_slice_us)
                                                  : options_.quantum_us);
-    groups = std::max<uint64_t>(wave, static_cast<uint64_t>(budget_ns / it->second));
+    size.groups = std::max<uint64_t>(wave, static_cast<uint64_t>(budget_ns / it->second));
+    // A wave of these work-groups lasts longer than the budget: each work-group does, and
+    // a stop cannot cut one short. Narrow runs keep fewer on the device at once, each then
+    // running faster, so that an arrival waits for one work-group's time at a low occupancy.
+    auto n = narrow_.find(h.req.sched_kernel);
+    if (beside_lc && options_.narrow_runs && n != narrow_.end() &&
+        it->second * static_cast<double>(wave) > budget_ns) {
+      size.narrow = n->second.Pick();
+      size.groups = std::min<uint64_t>(wave, uint64_t{kNarrowWidths[size.narrow]} * compute_units_);
+    }
   }
-  return std::min<uint64_t>(groups, h.total - std::min(first, h.total));
+  size.groups = std::min(size.groups, left);
+  return size;
 }
 
-void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, uint64_t groups) {
+int Scheduler::NarrowRuns::Pick() const {
+  for (int i : {1, 0, 2})
+    if (run_ns[i] <= 0) return i;
+  double best = 0;
+  for (size_t i = 0; i < run_ns.size(); ++i) best = std::max(best, kNarrowWidths[i] / run_ns[i]);
+  for (size_t i = 0; i < run_ns.size(); ++i)
+    if (kNarrowWidths[i] / run_ns[i] >= 0.9 * best) return static_cast<int>(i);
+  return 1;
+}
+
+void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, RunSize size) {
   auto fail = [&](const Status& s) {
     spdlog::debug("preemptible run failed: {}", s.message());
-    RunDone(h, seq, nullptr, s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
+    RunDone(h, seq, size, nullptr, s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
   };
   if (fresh) {
     // The control words restart from what is done; a chained run (queued behind one still on
@@ -837,7 +869,7 @@ void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, u
   }
   std::vector<KernelArgValue> args = h->req.args;
   AppendHidden(args, h->run.HiddenArg(), h->ctl);
-  const auto phys = h->run.Range(std::max<uint64_t>(groups, 1));
+  const auto phys = h->run.Range(std::max<uint64_t>(size.groups, 1));
   NDRange range;
   range.dims = h->run.launch.dims;
   range.has_local = true;
@@ -853,12 +885,13 @@ void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, u
     return fail(read.status());
   }
   backend_->Flush(h->req.exec_queue);
-  backend_->OnComplete(*read, [this, h, seq, k = *kernel](int32_t st) { RunDone(h, seq, k, st); },
+  backend_->OnComplete(*read, [this, h, seq, size, k = *kernel](int32_t st) { RunDone(h, seq, size, k, st); },
                        /*urgent=*/true);
   backend_->Release(proto::ObjType::Event, *read);
 }
 
-void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_event, int32_t status) {
+void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkEvent* kernel_event,
+                        int32_t status) {
   ProfilingTimes t;
   bool timed = false;
   int32_t kernel_status = status;
@@ -883,6 +916,15 @@ void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_e
   // With no run left on the device, the next one starts from what is done (a stopped run
   // claimed less than it was sized for); otherwise the chained run goes on from its claims.
   if (h->in_flight == 1) h->next = h->done;
+  // A narrow run that ran all its work-groups measures its width.
+  if (size.narrow >= 0 && timed && t.end > t.start && h->done - before == size.groups) {
+    auto n = narrow_.find(h->req.sched_kernel);
+    if (n != narrow_.end()) {
+      double& ns = n->second.run_ns[size.narrow];
+      const auto measured = static_cast<double>(t.end - t.start);
+      ns = ns > 0 ? 0.7 * ns + 0.3 * measured : measured;
+    }
+  }
   auto it = tenants_.find(h->tenant);
   if (it != tenants_.end()) {
     it->second.usage.runs++;
@@ -971,6 +1013,7 @@ void Scheduler::CancelSession(uint64_t session_id) {
         if (h->status >= 0) h->status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
       }
   StopRuns(session_id);  // its run on the device ends at its next work-group
+  if (lc_trace_) lc_trace_->Summarise("session " + std::to_string(session_id) + " ended");
   cv_.notify_all();
   // Wait until the dispatcher has dropped every launch of the session.
   cv_.wait(lk, [&] {
@@ -1003,6 +1046,7 @@ void Scheduler::ForgetKernel(BkKernel* kernel) {
   launch_cost_.erase(kernel);
   cost_ns_.erase(kernel);
   group_cost_ns_.erase(kernel);
+  narrow_.erase(kernel);
 }
 
 void Scheduler::UpdateLaunchCost(const CostKey& key, double ns) {

@@ -23,6 +23,7 @@
 // state is under mu_.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "server/backend/backend.h"
+#include "server/scheduler/lc_trace.h"
 #include "server/scheduler/ledger.h"
 #include "server/scheduler/slicer.h"
 #include "server/tenant.h"
@@ -58,6 +60,13 @@ struct SchedulerOptions {
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time.
   double lc_slice_us = 150.0;
+  // fair: beside an active latency-critical tenant, a preemptible run whose work-groups last
+  // longer than lc_slice_us each (a full wave of them would hold the device for one
+  // work-group's time at full occupancy, which a stop cannot shorten) launches only a few
+  // work-groups per compute unit: each runs faster at lower occupancy, and the run ends
+  // after one work-group's time. How many per unit is measured: the fewest that keep the
+  // kernel's rate (Scheduler::NarrowRuns).
+  bool narrow_runs = true;
   // fair: best-effort work resumes this long after a latency-critical request was served.
   double lc_guard_us = 50.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
@@ -141,8 +150,9 @@ class Scheduler {
   // runs at once (fair never cuts a launch into slices smaller than that). `clock`: what
   // the policies read as now (tests give the fake backend's simulated time); empty means
   // Clock::now.
+  // `compute_units`: the device's (narrow runs are sized in work-groups per unit).
   Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores, size_t wave_items,
-            std::function<Clock::time_point()> clock = {});
+            uint32_t compute_units, std::function<Clock::time_point()> clock = {});
   ~Scheduler();
 
   const SchedulerOptions& options() const { return options_; }
@@ -213,12 +223,17 @@ class Scheduler {
   void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
   bool PlanRuns(Held& h);
   bool PlanSlicesOf(Held& h);
-  // Work-groups of the next run of `h` from group `first` (requires mu_): bounded by measured time.
-  uint64_t RunGroups(const Held& h, uint64_t first, bool beside_lc);
+  // The size of one run: its work-groups, and which narrow width it is (-1: not narrow).
+  struct RunSize {
+    uint64_t groups = 0;
+    int narrow = -1;
+  };
+  // The next run of `h` from group `first` (requires mu_): bounded by measured time.
+  RunSize RunGroups(const Held& h, uint64_t first, bool beside_lc);
   // `fresh`: no other run of `h` is on the device, so the control words are (re)written.
-  void DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, uint64_t groups);
+  void DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, RunSize size);
   void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
-  void RunDone(std::shared_ptr<Held> h, uint64_t seq, BkEvent* kernel_event, int32_t status);
+  void RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkEvent* kernel_event, int32_t status);
   // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
   // (`pieces` fine slices or work-groups; 0 measures nothing), the launch's profiling span.
   void PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces);
@@ -239,6 +254,7 @@ class Scheduler {
   SchedulerOptions options_;
   uint32_t device_cores_;
   size_t wave_items_;
+  uint32_t compute_units_;
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -249,9 +265,21 @@ class Scheduler {
   // updates one, so that none comes back for a forgotten kernel.
   std::unordered_map<BkKernel*, double> cost_ns_;        // GUARDED_BY(mu_)
   std::unordered_map<BkKernel*, double> group_cost_ns_;  // GUARDED_BY(mu_)
+  // Narrow runs (SchedulerOptions::narrow_runs) of a kernel, by width: work-groups per
+  // compute unit kNarrowWidths[i]; the measured device ns of a whole run of that width
+  // (EWMA; 0 until tried). Made and erased with group_cost_ns_.
+  static constexpr std::array<uint32_t, 3> kNarrowWidths = {1, 2, 4};
+  struct NarrowRuns {
+    std::array<double, 3> run_ns{};
+    // The width to use: each untried one first (2, then 1, then 4), then the narrowest whose
+    // work-groups per ns reach 90% of the best width's.
+    int Pick() const;
+  };
+  std::unordered_map<BkKernel*, NarrowRuns> narrow_;  // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
   double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
   DeviceLedger ledger_;                             // GUARDED_BY(mu_)
+  std::unique_ptr<LcTrace> lc_trace_;  // GUARDED_BY(mu_): RGPU_TRACE_REQUESTS=1 only
   // Whose held slices those are: one tenant's at a time, so that no two tenants' slices
   // share the device (each slice's profiled time is then its tenant's alone: the fair clock
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
