@@ -201,9 +201,11 @@ void Session::RequestTrace::Log(uint64_t session) const {
     std::sort(v.begin(), v.end());
     return static_cast<double>(v[std::min(v.size() - 1, static_cast<size_t>(at * v.size()))]);
   };
-  spdlog::warn("session {} request trace (us, p50/p99): launch frame to enqueued {:.1f}/{:.1f} (n {}), "
-               "read frame to device answer {:.1f}/{:.1f} (n {}), answer to socket {:.1f}/{:.1f}",
-               session, q(launch_us, 0.5), q(launch_us, 0.99), launch_us.size(), q(read_wait_us, 0.5),
+  spdlog::warn("session {} request trace (us, p50/p99): launch frame to enqueued {:.1f}/{:.1f} (n {}; to the "
+               "scheduler {:.1f}/{:.1f}), read frame to device answer {:.1f}/{:.1f} (n {}), answer to socket "
+               "{:.1f}/{:.1f}",
+               session, q(launch_us, 0.5), q(launch_us, 0.99), launch_us.size(), q(submit_us, 0.5),
+               q(submit_us, 0.99), q(read_wait_us, 0.5),
                q(read_wait_us, 0.99), read_wait_us.size(), q(send_us, 0.5), q(send_us, 0.99));
 }
 

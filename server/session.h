@@ -342,7 +342,7 @@ class Session {
   // a launch's frame to its enqueue, a blocking read's frame to the device's answer, and
   // that answer to the socket. Reader thread only.
   struct RequestTrace {
-    std::vector<float> launch_us, read_wait_us, send_us;
+    std::vector<float> launch_us, submit_us, read_wait_us, send_us;  // submit: frame to Scheduler::Submit
     // Appends the microseconds since `since` (at most a million samples per figure).
     static void Keep(std::vector<float>& v, std::chrono::steady_clock::time_point since);
     void Log(uint64_t session) const;

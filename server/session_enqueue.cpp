@@ -409,6 +409,7 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.want_event = c.head.event != 0;
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
+  if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   auto launched = server_->scheduler(c.queue_entry->device).Submit(std::move(req));
   if (!launched.ok()) return Fail(c, launched.status());
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);

@@ -204,8 +204,10 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
   req.tenant_key = TenantKey(req);
   size_t slices = 0;
   bool hold = false;
+  const auto entered = Clock::now();
   {
     std::lock_guard lk(mu_);
+    const auto locked = Clock::now();
     TenantState& st = StateFor(req);
     st.usage.launches++;
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
@@ -214,6 +216,11 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     if (st.priority == Priority::LatencyCritical && options_.policy == Policy::Fair) {
       // It runs at once; best-effort work on the device stops at its next work-group.
       StopRuns(std::nullopt);
+      if (lc_trace_) {
+        req.trace_entered = entered;
+        req.trace_locked = locked;
+        req.trace_stopped = Clock::now();
+      }
     }
     st.last_submit = now;
     if (options_.policy == Policy::Split) {
@@ -289,7 +296,16 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
       }
     }
   }
+  const auto launching = Clock::now();
   auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, need_event);
+  if (req.trace_entered != Clock::time_point{}) {
+    using us = std::chrono::duration<float, std::micro>;
+    std::lock_guard lk(mu_);
+    if (lc_trace_)
+      lc_trace_->Host(us(req.trace_locked - req.trace_entered).count(),
+                      us(req.trace_stopped - req.trace_locked).count(),
+                      us(Clock::now() - launching).count());
+  }
   const std::string& key = req.tenant_key;
   if (!ev.ok() || !*ev) {
     // No interval to report: done for the ledger at once, so it never holds up the others.
@@ -922,6 +938,10 @@ void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkE
     if (n != narrow_.end()) {
       double& ns = n->second.run_ns[size.narrow];
       const auto measured = static_cast<double>(t.end - t.start);
+      if (ns <= 0 && lc_trace_)
+        spdlog::info("narrow runs of kernel {}: {} work-groups per compute unit, {} in all: {:.0f} us",
+                     static_cast<const void*>(h->req.sched_kernel), kNarrowWidths[size.narrow], size.groups,
+                     measured / 1000);
       ns = ns > 0 ? 0.7 * ns + 0.3 * measured : measured;
     }
   }

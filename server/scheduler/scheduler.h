@@ -123,6 +123,8 @@ struct LaunchRequest {
   NDRange range;
   std::vector<BkEvent*> waits;
   bool want_event = true;          // the application asked for the launch's event
+  // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
+  std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };
 
 struct LaunchResult {
