@@ -1,5 +1,6 @@
 // Contexts and command queues.
 #include "client/icd.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -45,12 +46,9 @@ cl_context CreateContext(const cl_context_properties* props, cl_uint num_devices
   c->properties = std::move(pv);
   c->notify = notify;
   c->notify_data = user_data;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(c->id);
-  w.u32(num_devices);
-  for (cl_uint i = 0; i < num_devices; ++i) w.u32(devices[i]->index);
-  if (Status s = conn->Send(Op::CreateContext, body); !s.ok()) {
+  proto::CreateContextRequest req{c->id, {}};
+  for (cl_uint i = 0; i < num_devices; ++i) req.devices.push_back(devices[i]->index);
+  if (Status s = conn->Send(Op::CreateContext, proto::EncodeBody(req)); !s.ok()) {
     delete c;
     return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;
   }
@@ -157,13 +155,8 @@ cl_command_queue CreateQueueImpl(cl_context ctx, cl_device_id dev,
   q->device = dev;
   q->properties = props;
   q->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(q->id);
-  w.u64(ctx->id);
-  w.u32(dev->index);
-  w.u64(props);
-  ctx->conn->Send(Op::CreateQueue, body);
+  ctx->conn->Send(Op::CreateQueue,
+                  proto::EncodeBody(proto::CreateQueueRequest{q->id, ctx->id, dev->index, props}));
   SetErr(err, CL_SUCCESS);
   return q;
 }

@@ -280,12 +280,9 @@ cl_event CreateUserEvent(cl_context ctx, cl_int* err) {
   Hold(ctx);
   e->type = CL_COMMAND_USER;
   e->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(e->id);
-  w.u64(ctx->id);
   ++ctx->conn->unset_user_events;
-  ctx->conn->Send(Op::CreateUserEvent, body);
+  ctx->conn->Send(Op::CreateUserEvent,
+                  proto::EncodeBody(proto::CreateUserEventRequest{e->id, ctx->id}));
   SetErr(err, CL_SUCCESS);
   return e;
 }

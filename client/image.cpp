@@ -7,6 +7,7 @@
 
 #include "client/icd.h"
 #include "proto/image.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
@@ -357,16 +358,12 @@ cl_sampler CreateSamplerWithProperties(cl_context ctx, const cl_sampler_properti
   s->context = ctx;
   Hold(ctx);
   s->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(s->id);
-  w.u64(ctx->id);
-  w.u32(6);  // every property, defaults included
-  for (uint64_t v : {uint64_t{CL_SAMPLER_NORMALIZED_COORDS}, uint64_t{s->normalized},
-                     uint64_t{CL_SAMPLER_ADDRESSING_MODE}, uint64_t{s->addressing},
-                     uint64_t{CL_SAMPLER_FILTER_MODE}, uint64_t{s->filter}})
-    w.u64(v);
-  ctx->conn->Send(Op::CreateSampler, body);
+  // Every property, defaults included.
+  const proto::CreateSamplerRequest req{
+      s->id, ctx->id,
+      {CL_SAMPLER_NORMALIZED_COORDS, s->normalized, CL_SAMPLER_ADDRESSING_MODE, s->addressing,
+       CL_SAMPLER_FILTER_MODE, s->filter}};
+  ctx->conn->Send(Op::CreateSampler, proto::EncodeBody(req));
   {
     std::lock_guard lk(g_samplers_mu);
     g_samplers.insert(s);

@@ -2,9 +2,10 @@
 // write, with the limits both ends must agree on named beside it. A message's Encode gives
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
-// Typed so far: Hello, SetKernelArg, and every buffer, image and kernel command (clEnqueue*),
-// each as its command header and its own fields (issue 10 moves the other operations here one by one); the
-// layouts of the rest are in docs/protocol.md.
+// Typed so far: Hello, SetKernelArg, every buffer, image and kernel command (clEnqueue*),
+// each as its command header and its own fields, and the creates of contexts, queues,
+// buffers, sub-buffers, samplers and user events (issue 10 moves the other operations here
+// one by one); the layouts of the rest are in docs/protocol.md.
 #pragma once
 
 #include <array>
@@ -28,6 +29,17 @@ inline constexpr uint32_t kMaxHeaders = 1024;          // CompileProgram: embedd
 inline constexpr uint32_t kMaxLinkInputs = 1024;       // LinkProgram: input programs
 inline constexpr uint32_t kMaxPatternBytes = 128;      // FillBuffer: the pattern (OpenCL's limit)
 inline constexpr uint32_t kMaxMigrateObjects = 4096;   // MigrateMemObjects: memory objects
+inline constexpr uint32_t kMaxDevices = 64;            // devices named in one request
+inline constexpr uint32_t kMaxSamplerValues = 2 * kMaxSamplerProps;  // CreateSampler: names, values
+
+// The frame body of a message that nothing follows (no data tail).
+template <typename M>
+std::vector<uint8_t> EncodeBody(const M& m) {
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  m.EncodeTo(w);
+  return body;
+}
 
 // Hello: the first request of every connection.
 //   u32 magic | u16 version | u16 features | str token | str client_name
@@ -59,6 +71,134 @@ struct HelloRequest {
   }
 };
 
+// The requests that create objects. The client chooses each new object's id; rgpud answers
+// none of them (a failure is an AsyncError). Decode does not check that the body ends:
+// CreateBuffer is followed by its data, and the handlers check the end of the others.
+
+// CreateContext.   u64 context | u32 n (at most kMaxDevices) | n x u32 device index
+struct CreateContextRequest {
+  uint64_t context = 0;
+  std::vector<uint32_t> devices;
+
+  bool operator==(const CreateContextRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(context);
+    w.u32(static_cast<uint32_t>(devices.size()));
+    for (uint32_t d : devices) w.u32(d);
+  }
+  static bool Decode(Reader& r, CreateContextRequest* out) {
+    out->context = r.u64();
+    out->devices.resize(r.count(kMaxDevices, 4));
+    for (auto& d : out->devices) d = r.u32();
+    return r.ok();
+  }
+};
+
+// CreateQueue.   u64 queue | u64 context | u32 device index | u64 properties
+struct CreateQueueRequest {
+  uint64_t queue = 0, context = 0;
+  uint32_t device = 0;
+  uint64_t properties = 0;
+
+  bool operator==(const CreateQueueRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(queue);
+    w.u64(context);
+    w.u32(device);
+    w.u64(properties);
+  }
+  static bool Decode(Reader& r, CreateQueueRequest* out) {
+    out->queue = r.u64();
+    out->context = r.u64();
+    out->device = r.u32();
+    out->properties = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateBuffer: the initial contents, if any, follow as a blob (as WriteBuffer's data).
+//   u64 mem | u64 context | u64 flags | u64 size | u64 data_size (0 or size) | data tail
+struct CreateBufferRequest {
+  uint64_t mem = 0, context = 0, flags = 0, size = 0;
+  uint64_t data_size = 0;  // of the initial contents that follow: 0 (none) or size
+
+  bool operator==(const CreateBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(context);
+    w.u64(flags);
+    w.u64(size);
+    w.u64(data_size);
+  }
+  static bool Decode(Reader& r, CreateBufferRequest* out) {
+    out->mem = r.u64();
+    out->context = r.u64();
+    out->flags = r.u64();
+    out->size = r.u64();
+    out->data_size = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateSubBuffer.   u64 mem | u64 parent | u64 flags | u64 origin | u64 size
+struct CreateSubBufferRequest {
+  uint64_t mem = 0, parent = 0, flags = 0, origin = 0, size = 0;
+
+  bool operator==(const CreateSubBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(parent);
+    w.u64(flags);
+    w.u64(origin);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, CreateSubBufferRequest* out) {
+    out->mem = r.u64();
+    out->parent = r.u64();
+    out->flags = r.u64();
+    out->origin = r.u64();
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateSampler: the property list without its terminating 0 (names and values).
+//   u64 sampler | u64 context | u32 n (at most kMaxSamplerValues) | n x u64 property
+struct CreateSamplerRequest {
+  uint64_t sampler = 0, context = 0;
+  std::vector<uint64_t> properties;
+
+  bool operator==(const CreateSamplerRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(sampler);
+    w.u64(context);
+    w.u32(static_cast<uint32_t>(properties.size()));
+    for (uint64_t p : properties) w.u64(p);
+  }
+  static bool Decode(Reader& r, CreateSamplerRequest* out) {
+    out->sampler = r.u64();
+    out->context = r.u64();
+    out->properties.resize(r.count(kMaxSamplerValues, 8));
+    for (auto& p : out->properties) p = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateUserEvent.   u64 event | u64 context
+struct CreateUserEventRequest {
+  uint64_t event = 0, context = 0;
+
+  bool operator==(const CreateUserEventRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(event);
+    w.u64(context);
+  }
+  static bool Decode(Reader& r, CreateUserEventRequest* out) {
+    out->event = r.u64();
+    out->context = r.u64();
+    return r.ok();
+  }
+};
 
 using Triple = std::array<uint64_t, 3>;
 

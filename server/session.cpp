@@ -600,11 +600,11 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CreateContext(Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  if (!r.done()) return Status::Protocol("malformed CreateContext");
+  proto::CreateContextRequest req;
+  if (!proto::CreateContextRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateContext");
+  const uint64_t id = req.context;
+  const std::vector<int> devs(req.devices.begin(), req.devices.end());
   for (int d : devs)
     if (!tenant()->MayUse(d))
       return AsyncFailure(Op::CreateContext, id,
@@ -625,10 +625,11 @@ Status Session::CreateContext(Reader& r) {
 }
 
 Status Session::CreateQueue(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  int dev = static_cast<int>(r.u32());
-  uint64_t props = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateQueue");
+  proto::CreateQueueRequest req;
+  if (!proto::CreateQueueRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateQueue");
+  const uint64_t id = req.queue, ctx_id = req.context, props = req.properties;
+  const int dev = static_cast<int>(req.device);
   if (!tenant()->MayUse(dev))
     return AsyncFailure(Op::CreateQueue, id,
                         Status::Error(CL_INVALID_DEVICE, "device not one of this tenant's")),
@@ -693,8 +694,11 @@ Status Session::ReceivePutData(const FrameHeader& h) {
 }
 
 Status Session::CreateBuffer(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64(), flags = r.u64(), size = r.u64();
-  auto blob = TakeBlob(r.u64(), r);
+  proto::CreateBufferRequest req;
+  if (!proto::CreateBufferRequest::Decode(r, &req))
+    return Status::Protocol("malformed CreateBuffer");
+  const uint64_t id = req.mem, ctx_id = req.context, flags = req.flags, size = req.size;
+  auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
   if (!(*blob)->empty() && (*blob)->size() != size)
     return Status::Protocol("initial data does not match the buffer size");
@@ -725,12 +729,14 @@ Status Session::CreateBuffer(Reader& r) {
 }
 
 Status Session::CreateSubBuffer(Reader& r) {
-  uint64_t id = r.u64(), parent_id = r.u64(), flags = r.u64(), origin = r.u64(), size = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateSubBuffer");
+  proto::CreateSubBufferRequest req;
+  if (!proto::CreateSubBufferRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateSubBuffer");
+  const uint64_t id = req.mem, parent_id = req.parent, size = req.size;
   auto parent = Lookup(parent_id, ObjType::Mem);
   if (!parent.ok()) return AsyncFailure(Op::CreateSubBuffer, id, parent.status()), Status::Ok();
-  auto m = server_->backend().CreateSubBuffer(static_cast<BkMem*>((*parent)->handle), flags,
-                                              origin, size);
+  auto m = server_->backend().CreateSubBuffer(static_cast<BkMem*>((*parent)->handle), req.flags,
+                                              req.origin, size);
   if (!m.ok()) return AsyncFailure(Op::CreateSubBuffer, id, m.status()), Status::Ok();
   Entry e;
   e.type = ObjType::Mem;
@@ -1034,8 +1040,10 @@ Status Session::SetKernelArg(Reader& r) {
 }
 
 Status Session::CreateUserEvent(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateUserEvent");
+  proto::CreateUserEventRequest req;
+  if (!proto::CreateUserEventRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateUserEvent");
+  const uint64_t id = req.event, ctx_id = req.context;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateUserEvent, id, ctx.status()), Status::Ok();
   auto ev = server_->backend().CreateUserEvent(static_cast<BkContext*>((*ctx)->handle));

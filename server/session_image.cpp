@@ -163,11 +163,11 @@ Status Session::GetSupportedImageFormats(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CreateSampler(Reader& r) {
-  const uint64_t id = r.u64(), ctx_id = r.u64();
-  const uint32_t n = r.count(proto::kMaxSamplerProps * 2, 8);
-  std::vector<uint64_t> props(n);
-  for (auto& p : props) p = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateSampler");
+  proto::CreateSamplerRequest req;
+  if (!proto::CreateSamplerRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateSampler");
+  const uint64_t id = req.sampler, ctx_id = req.context;
+  const std::vector<uint64_t>& props = req.properties;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateSampler, id, ctx.status()), Status::Ok();
   auto smp = server_->backend().CreateSampler(static_cast<BkContext*>((*ctx)->handle), props);

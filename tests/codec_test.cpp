@@ -293,14 +293,6 @@ struct Expect {
   Expect& u64(uint64_t v) { return le(v, 8); }
 };
 
-template <typename M>
-std::vector<uint8_t> EncodeBody(const M& m) {
-  std::vector<uint8_t> b;
-  Writer w(&b);
-  m.EncodeTo(w);
-  return b;
-}
-
 // Decodes what `m` encodes (every byte of it), and checks that no shorter body decodes.
 template <typename M>
 M RoundTrip(const M& m) {
@@ -315,6 +307,14 @@ M RoundTrip(const M& m) {
   EXPECT_TRUE(M::Decode(r, &got));
   EXPECT_TRUE(r.done());
   return got;
+}
+
+// True when M refuses `body` (a count or a length over its limit, say).
+template <typename M>
+bool Refused(const std::vector<uint8_t>& body) {
+  Reader r(body.data(), body.size());
+  M x;
+  return !M::Decode(r, &x);
 }
 
 TEST(Messages, CommandHeaderBytesAreExact) {
@@ -494,6 +494,54 @@ TEST(Messages, SetKernelArgBytesAreExactAndRoundTrip) {
   EXPECT_TRUE(refused(Expect{}.u64(7).u32(kMaxKernelArgs).u8(1).u64(1).b));      // index too large
   SetKernelArgRequest big{7, 0, Kind::Bytes, std::vector<uint8_t>(kMaxArgBytes + 1, 0), 0, 0};
   EXPECT_TRUE(refused(big.Encode()));                                             // value too large
+}
+
+
+TEST(Messages, ObjectCreatesBytesAreExactAndRoundTrip) {
+  const CreateContextRequest ctx{0x11, {0, 2}};
+  EXPECT_EQ(EncodeBody(ctx), Expect{}.u64(0x11).u32(2).u32(0).u32(2).b);
+  EXPECT_EQ(RoundTrip(ctx), ctx);
+  const CreateQueueRequest queue{0x12, 0x11, 1, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE};
+  EXPECT_EQ(EncodeBody(queue), Expect{}.u64(0x12).u64(0x11).u32(1).u64(1).b);
+  EXPECT_EQ(RoundTrip(queue), queue);
+  const CreateBufferRequest buffer{0x13, 0x11, CL_MEM_READ_ONLY, 4096, 4096};
+  EXPECT_EQ(EncodeBody(buffer), Expect{}.u64(0x13).u64(0x11).u64(4).u64(4096).u64(4096).b);
+  EXPECT_EQ(RoundTrip(buffer), buffer);
+  const CreateSubBufferRequest sub{0x14, 0x13, CL_MEM_READ_WRITE, 256, 512};
+  EXPECT_EQ(EncodeBody(sub), Expect{}.u64(0x14).u64(0x13).u64(1).u64(256).u64(512).b);
+  EXPECT_EQ(RoundTrip(sub), sub);
+  const CreateSamplerRequest sampler{0x15, 0x11, {CL_SAMPLER_FILTER_MODE, CL_FILTER_LINEAR}};
+  EXPECT_EQ(EncodeBody(sampler), Expect{}.u64(0x15).u64(0x11).u32(2).u64(0x1154).u64(0x1141).b);
+  EXPECT_EQ(RoundTrip(sampler), sampler);
+  const CreateUserEventRequest user{0x16, 0x11};
+  EXPECT_EQ(EncodeBody(user), Expect{}.u64(0x16).u64(0x11).b);
+  EXPECT_EQ(RoundTrip(user), user);
+  const uint64_t big = 0x8877665544332211ull;
+  const CreateBufferRequest no_data{big, big, big, big, 0};
+  EXPECT_EQ(RoundTrip(no_data), no_data);
+  const CreateQueueRequest high{big, big, 0xfffffffe, big};
+  EXPECT_EQ(RoundTrip(high), high);
+}
+
+TEST(Messages, ObjectCreatesKeepTheirLimits) {
+  CreateContextRequest ctx{1, std::vector<uint32_t>(kMaxDevices, 3)};
+  EXPECT_EQ(RoundTrip(ctx), ctx);
+  ctx.devices.push_back(3);  // one device over
+  EXPECT_TRUE(Refused<CreateContextRequest>(EncodeBody(ctx)));
+  EXPECT_TRUE(Refused<CreateContextRequest>(Expect{}.u64(1).u32(2).u32(0).b));  // says 2, carries 1
+  CreateSamplerRequest sampler{1, 2, std::vector<uint64_t>(kMaxSamplerValues, 0)};
+  EXPECT_EQ(kMaxSamplerValues, 32u);
+  EXPECT_EQ(RoundTrip(sampler), sampler);
+  sampler.properties.push_back(0);
+  EXPECT_TRUE(Refused<CreateSamplerRequest>(EncodeBody(sampler)));
+  EXPECT_TRUE(Refused<CreateSamplerRequest>(Expect{}.u64(1).u64(2).u32(1).b));
+  // CreateBuffer's data follows its fields: Decode leaves it to be read.
+  auto with_data = Expect{}.u64(1).u64(2).u64(0).u64(3).u64(3).u8(7).u8(8).u8(9).b;
+  Reader r(with_data.data(), with_data.size());
+  CreateBufferRequest buffer;
+  ASSERT_TRUE(CreateBufferRequest::Decode(r, &buffer));
+  EXPECT_EQ(buffer.data_size, 3u);
+  EXPECT_EQ(r.remaining(), 3u);
 }
 
 }  // namespace

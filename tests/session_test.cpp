@@ -159,31 +159,17 @@ class Connection {
 
 // Request bodies, as the ICD writes them.
 std::vector<uint8_t> CreateContextBody(uint64_t id) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u32(1);
-  w.u32(0);  // device 0
-  return b;
+  return proto::EncodeBody(proto::CreateContextRequest{id, {/*device*/ 0}});
 }
 std::vector<uint8_t> CreateQueueBody(uint64_t id, uint64_t ctx) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(ctx);
-  w.u32(0);
-  w.u64(0);
-  return b;
+  return proto::EncodeBody(proto::CreateQueueRequest{id, ctx, 0, 0});
 }
 std::vector<uint8_t> CreateBufferBody(uint64_t id, uint64_t ctx, uint64_t size) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(ctx);
-  w.u64(CL_MEM_READ_WRITE);
-  w.u64(size);
-  w.u64(0);  // no initial data
-  return b;
+  return proto::EncodeBody(
+      proto::CreateBufferRequest{id, ctx, CL_MEM_READ_WRITE, size, /*no initial data*/ 0});
+}
+std::vector<uint8_t> CreateUserEventBody(uint64_t id, uint64_t ctx) {
+  return proto::EncodeBody(proto::CreateUserEventRequest{id, ctx});
 }
 std::vector<uint8_t> ReleaseBody(ObjType type, uint64_t id) {
   std::vector<uint8_t> b;
@@ -198,22 +184,9 @@ std::vector<uint8_t> IdBody(uint64_t id) {
   w.u64(id);
   return b;
 }
-std::vector<uint8_t> PairBody(uint64_t id, uint64_t other) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(other);
-  return b;
-}
 std::vector<uint8_t> SubBufferBody(uint64_t id, uint64_t parent) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(parent);
-  w.u64(CL_MEM_READ_WRITE);
-  w.u64(0);    // origin
-  w.u64(256);  // size
-  return b;
+  return proto::EncodeBody(
+      proto::CreateSubBufferRequest{id, parent, CL_MEM_READ_WRITE, /*origin*/ 0, /*size*/ 256});
 }
 std::vector<uint8_t> WaitBody(std::vector<uint64_t> ids) {
   std::vector<uint8_t> b;
@@ -278,7 +251,7 @@ TEST_F(SessionTest, ReleasedObjectsAreGone) {
     c.Send(Op::CreateQueue, CreateQueueBody(2, 1));
     c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, 4096));
     EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_SUCCESS);
-    c.Send(Op::CreateUserEvent, PairBody(5, 1));
+    c.Send(Op::CreateUserEvent, CreateUserEventBody(5, 1));
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
               CL_SUCCESS);
