@@ -3,9 +3,9 @@
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
 // Typed so far: Hello, SetKernelArg, every buffer, image and kernel command (clEnqueue*),
-// each as its command header and its own fields, and the creates of contexts, queues,
-// buffers, sub-buffers, samplers and user events (issue 10 moves the other operations here
-// one by one); the layouts of the rest are in docs/protocol.md.
+// each as its command header and its own fields, the creates of contexts, queues, buffers,
+// sub-buffers, samplers and user events, and the program and kernel requests (issue 10 moves
+// the other operations here one by one); the layouts of the rest are in docs/protocol.md.
 #pragma once
 
 #include <array>
@@ -196,6 +196,212 @@ struct CreateUserEventRequest {
   static bool Decode(Reader& r, CreateUserEventRequest* out) {
     out->event = r.u64();
     out->context = r.u64();
+    return r.ok();
+  }
+};
+
+// The requests that make programs and kernels. Device lists hold rgpud's device indices (an
+// empty list: all of the context's devices); options are at most kMaxOptionBytes.
+
+// CreateProgramWithSource.   u64 program | u64 context | str source
+struct CreateProgramWithSourceRequest {
+  uint64_t program = 0, context = 0;
+  std::string source;
+
+  bool operator==(const CreateProgramWithSourceRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    w.u64(context);
+    w.str(source);
+  }
+  static bool Decode(Reader& r, CreateProgramWithSourceRequest* out) {
+    out->program = r.u64();
+    out->context = r.u64();
+    out->source = r.str(kMaxBody);
+    return r.ok();
+  }
+};
+
+// CreateProgramWithBinary [tag].   u64 program | u64 context | u32 n (at most kMaxDevices) |
+//   n x (u32 device | bytes binary)
+// Answered by a CreateProgramWithBinaryReply, also on failure.
+struct CreateProgramWithBinaryRequest {
+  struct Binary {
+    uint32_t device = 0;
+    std::string bytes;
+    bool operator==(const Binary&) const = default;
+  };
+  uint64_t program = 0, context = 0;
+  std::vector<Binary> binaries;
+
+  bool operator==(const CreateProgramWithBinaryRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    w.u64(context);
+    w.u32(static_cast<uint32_t>(binaries.size()));
+    for (const Binary& b : binaries) {
+      w.u32(b.device);
+      w.str(b.bytes);
+    }
+  }
+  static bool Decode(Reader& r, CreateProgramWithBinaryRequest* out) {
+    out->program = r.u64();
+    out->context = r.u64();
+    out->binaries.resize(r.count(kMaxDevices, 8));
+    for (Binary& b : out->binaries) {
+      b.device = r.u32();
+      b.bytes = r.str(kMaxBody);
+    }
+    return r.ok();
+  }
+};
+//   u32 n (at most kMaxDevices) | n x i32 binary status, one per binary sent
+struct CreateProgramWithBinaryReply {
+  std::vector<int32_t> status;
+
+  bool operator==(const CreateProgramWithBinaryReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(status.size()));
+    for (int32_t s : status) w.i32(s);
+  }
+  static bool Decode(Reader& r, CreateProgramWithBinaryReply* out) {
+    out->status.resize(r.count(kMaxDevices, 4));
+    for (int32_t& s : out->status) s = r.i32();
+    return r.ok();
+  }
+};
+
+// The device list and options that BuildProgram, CompileProgram and LinkProgram share.
+//   u32 n (at most kMaxDevices) | n x u32 device | str options (at most kMaxOptionBytes)
+struct BuildTarget {
+  std::vector<uint32_t> devices;
+  std::string options;
+
+  bool operator==(const BuildTarget&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(devices.size()));
+    for (uint32_t d : devices) w.u32(d);
+    w.str(options);
+  }
+  static bool Decode(Reader& r, BuildTarget* out) {
+    out->devices.resize(r.count(kMaxDevices, 4));
+    for (auto& d : out->devices) d = r.u32();
+    out->options = r.str(kMaxOptionBytes);
+    return r.ok();
+  }
+};
+
+// BuildProgram [tag]: answered by the kernel list (docs/protocol.md), also on failure.
+//   u64 program | build target
+struct BuildProgramRequest {
+  uint64_t program = 0;
+  BuildTarget target;
+
+  bool operator==(const BuildProgramRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    target.EncodeTo(w);
+  }
+  static bool Decode(Reader& r, BuildProgramRequest* out) {
+    out->program = r.u64();
+    BuildTarget::Decode(r, &out->target);
+    return r.ok();
+  }
+};
+
+// CompileProgram [tag]: the embedded headers are programs of the session and the names the
+// source includes them by.
+//   u64 program | build target | u32 n (at most kMaxHeaders) |
+//   n x (u64 header program | str include name (at most kMaxNameBytes))
+struct CompileProgramRequest {
+  struct Header {
+    uint64_t program = 0;
+    std::string name;
+    bool operator==(const Header&) const = default;
+  };
+  uint64_t program = 0;
+  BuildTarget target;
+  std::vector<Header> headers;
+
+  bool operator==(const CompileProgramRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    target.EncodeTo(w);
+    w.u32(static_cast<uint32_t>(headers.size()));
+    for (const Header& h : headers) {
+      w.u64(h.program);
+      w.str(h.name);
+    }
+  }
+  static bool Decode(Reader& r, CompileProgramRequest* out) {
+    out->program = r.u64();
+    BuildTarget::Decode(r, &out->target);
+    out->headers.resize(r.count(kMaxHeaders, 12));
+    for (Header& h : out->headers) {
+      h.program = r.u64();
+      h.name = r.str(kMaxNameBytes);
+    }
+    return r.ok();
+  }
+};
+
+// LinkProgram [tag]: makes a new program of the inputs; answered by its kernel list.
+//   u64 program | u64 context | build target | u32 n (at most kMaxLinkInputs) | n x u64 input
+struct LinkProgramRequest {
+  uint64_t program = 0, context = 0;
+  BuildTarget target;
+  std::vector<uint64_t> inputs;
+
+  bool operator==(const LinkProgramRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    w.u64(context);
+    target.EncodeTo(w);
+    w.u32(static_cast<uint32_t>(inputs.size()));
+    for (uint64_t p : inputs) w.u64(p);
+  }
+  static bool Decode(Reader& r, LinkProgramRequest* out) {
+    out->program = r.u64();
+    out->context = r.u64();
+    BuildTarget::Decode(r, &out->target);
+    out->inputs.resize(r.count(kMaxLinkInputs, 8));
+    for (auto& p : out->inputs) p = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateKernel.   u64 kernel | u64 program | str name (at most kMaxNameBytes)
+struct CreateKernelRequest {
+  uint64_t kernel = 0, program = 0;
+  std::string name;
+
+  bool operator==(const CreateKernelRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(kernel);
+    w.u64(program);
+    w.str(name);
+  }
+  static bool Decode(Reader& r, CreateKernelRequest* out) {
+    out->kernel = r.u64();
+    out->program = r.u64();
+    out->name = r.str(kMaxNameBytes);
+    return r.ok();
+  }
+};
+
+// CloneKernel: a new kernel of the source's program and name, with its arguments.
+//   u64 kernel | u64 source kernel
+struct CloneKernelRequest {
+  uint64_t kernel = 0, source = 0;
+
+  bool operator==(const CloneKernelRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(kernel);
+    w.u64(source);
+  }
+  static bool Decode(Reader& r, CloneKernelRequest* out) {
+    out->kernel = r.u64();
+    out->source = r.u64();
     return r.ok();
   }
 };

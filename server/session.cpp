@@ -747,9 +747,11 @@ Status Session::CreateSubBuffer(Reader& r) {
 }
 
 Status Session::CreateProgramWithSource(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  std::string_view src = r.bytes();
-  if (!r.done()) return Status::Protocol("malformed CreateProgramWithSource");
+  proto::CreateProgramWithSourceRequest req;
+  if (!proto::CreateProgramWithSourceRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateProgramWithSource");
+  const uint64_t id = req.program, ctx_id = req.context;
+  const std::string& src = req.source;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateProgramWithSource, id, ctx.status()), Status::Ok();
   auto p = server_->backend().CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle), src);
@@ -758,29 +760,27 @@ Status Session::CreateProgramWithSource(Reader& r) {
   e.type = ObjType::Program;
   e.handle = *p;
   e.parent = ctx_id;
-  e.source = std::string(src);
+  e.source = std::move(req.source);
   return InsertOwned(id, std::move(e));
 }
 
 Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  uint32_t n = r.count(64, 8);
+  proto::CreateProgramWithBinaryRequest req;
+  if (!proto::CreateProgramWithBinaryRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateProgramWithBinary");
+  const uint64_t id = req.program, ctx_id = req.context;
   std::vector<int> devs;
   std::vector<std::string> bins;
-  for (uint32_t i = 0; i < n; ++i) {
-    devs.push_back(static_cast<int>(r.u32()));
-    bins.push_back(r.str());
+  for (auto& b : req.binaries) {
+    devs.push_back(static_cast<int>(b.device));
+    bins.push_back(std::move(b.bytes));
   }
-  if (!r.done()) return Status::Protocol("malformed CreateProgramWithBinary");
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
-  std::vector<int32_t> st;
+  proto::CreateProgramWithBinaryReply answer;
   auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle),
-                                                      devs, bins, &st);
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u32(static_cast<uint32_t>(st.size()));
-  for (int32_t v : st) w.i32(v);
+                                                      devs, bins, &answer.status);
+  const std::vector<uint8_t> f = proto::EncodeBody(answer);
   if (!p.ok()) return Reply(h, p.status(), f), Status::Ok();
   Entry e;
   e.type = ObjType::Program;
@@ -831,12 +831,12 @@ void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks,
 }  // namespace
 
 Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(proto::kMaxOptionBytes);
-  if (!r.done()) return Status::Protocol("malformed BuildProgram");
+  proto::BuildProgramRequest req;
+  if (!proto::BuildProgramRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed BuildProgram");
+  const uint64_t id = req.program;
+  const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
+  const std::string& options = req.target.options;
   auto p = Lookup(id, ObjType::Program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   Entry& e = **p;
@@ -889,51 +889,45 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CompileProgram(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(proto::kMaxOptionBytes);
-  uint32_t nh = r.count(proto::kMaxHeaders, 12);
+  proto::CompileProgramRequest req;
+  if (!proto::CompileProgramRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CompileProgram");
+  const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
   std::vector<BkProgram*> headers;
   std::vector<std::string> names;
   Status lookup_err;
-  for (uint32_t i = 0; i < nh; ++i) {
-    uint64_t hid = r.u64();
-    names.push_back(r.str(proto::kMaxNameBytes));
-    auto hp = Lookup(hid, ObjType::Program);
+  for (auto& header : req.headers) {
+    names.push_back(std::move(header.name));
+    auto hp = Lookup(header.program, ObjType::Program);
     if (!hp.ok()) lookup_err = hp.status();
     else headers.push_back(static_cast<BkProgram*>((*hp)->handle));
   }
-  if (!r.done()) return Status::Protocol("malformed CompileProgram");
-  auto p = Lookup(id, ObjType::Program);
+  auto p = Lookup(req.program, ObjType::Program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
-  Reply(h, server_->backend().CompileProgram(static_cast<BkProgram*>((*p)->handle), devs, options,
-                                             headers, names));
+  Reply(h, server_->backend().CompileProgram(static_cast<BkProgram*>((*p)->handle), devs,
+                                             req.target.options, headers, names));
   return Status::Ok();
 }
 
 Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(proto::kMaxOptionBytes);
-  uint32_t np = r.count(proto::kMaxLinkInputs, 8);
+  proto::LinkProgramRequest req;
+  if (!proto::LinkProgramRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed LinkProgram");
+  const uint64_t id = req.program, ctx_id = req.context;
+  const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
   std::vector<BkProgram*> inputs;
   Status lookup_err;
-  for (uint32_t i = 0; i < np; ++i) {
-    auto ip = Lookup(r.u64(), ObjType::Program);
+  for (uint64_t input : req.inputs) {
+    auto ip = Lookup(input, ObjType::Program);
     if (!ip.ok()) lookup_err = ip.status();
     else inputs.push_back(static_cast<BkProgram*>((*ip)->handle));
   }
-  if (!r.done()) return Status::Protocol("malformed LinkProgram");
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
-  auto p = server_->backend().LinkProgram(static_cast<BkContext*>((*ctx)->handle), devs, options,
-                                          inputs);
+  auto p = server_->backend().LinkProgram(static_cast<BkContext*>((*ctx)->handle), devs,
+                                          req.target.options, inputs);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   Entry e;
   e.type = ObjType::Program;
@@ -950,9 +944,11 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CreateKernel(Reader& r) {
-  uint64_t id = r.u64(), prog_id = r.u64();
-  std::string name = r.str(proto::kMaxNameBytes);
-  if (!r.done()) return Status::Protocol("malformed CreateKernel");
+  proto::CreateKernelRequest req;
+  if (!proto::CreateKernelRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateKernel");
+  const uint64_t id = req.kernel, prog_id = req.program;
+  const std::string& name = req.name;
   auto p = Lookup(prog_id, ObjType::Program);
   if (!p.ok()) return AsyncFailure(Op::CreateKernel, id, p.status()), Status::Ok();
   auto k = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
@@ -980,8 +976,10 @@ Status Session::CreateKernel(Reader& r) {
 // clCloneKernel: a new kernel of the same program and name with the source's arguments
 // (they are applied at launch, so copying the session's record copies them).
 Status Session::CloneKernel(Reader& r) {
-  uint64_t id = r.u64(), source_id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CloneKernel");
+  proto::CloneKernelRequest req;
+  if (!proto::CloneKernelRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CloneKernel");
+  const uint64_t id = req.kernel, source_id = req.source;
   auto src = Lookup(source_id, ObjType::Kernel);
   if (!src.ok()) return AsyncFailure(Op::CloneKernel, id, src.status()), Status::Ok();
   const Entry& s = **src;

@@ -309,6 +309,16 @@ M RoundTrip(const M& m) {
   return got;
 }
 
+// Decodes all of `body` as an M (for bodies too large for RoundTrip's cut-by-cut check).
+template <typename M>
+M Decoded(const std::vector<uint8_t>& body) {
+  Reader r(body.data(), body.size());
+  M got;
+  EXPECT_TRUE(M::Decode(r, &got));
+  EXPECT_TRUE(r.done());
+  return got;
+}
+
 // True when M refuses `body` (a count or a length over its limit, say).
 template <typename M>
 bool Refused(const std::vector<uint8_t>& body) {
@@ -542,6 +552,85 @@ TEST(Messages, ObjectCreatesKeepTheirLimits) {
   ASSERT_TRUE(CreateBufferRequest::Decode(r, &buffer));
   EXPECT_EQ(buffer.data_size, 3u);
   EXPECT_EQ(r.remaining(), 3u);
+}
+
+TEST(Messages, ProgramRequestsBytesAreExactAndRoundTrip) {
+  const CreateProgramWithSourceRequest src{0x21, 0x11, "kernel void k() {}"};
+  Expect want_src;
+  want_src.u64(0x21).u64(0x11).u32(18);
+  for (char c : src.source) want_src.u8(static_cast<uint8_t>(c));
+  EXPECT_EQ(EncodeBody(src), want_src.b);
+  EXPECT_EQ(RoundTrip(src), src);
+
+  const CreateProgramWithBinaryRequest bin{0x22, 0x11, {{0, "\x7f" "ELF"}, {3, ""}}};
+  EXPECT_EQ(EncodeBody(bin), Expect{}.u64(0x22).u64(0x11).u32(2).u32(0).u32(4).u8(0x7f).u8('E')
+                                 .u8('L').u8('F').u32(3).u32(0).b);
+  EXPECT_EQ(RoundTrip(bin), bin);
+  const CreateProgramWithBinaryReply status{{CL_SUCCESS, CL_INVALID_BINARY}};
+  EXPECT_EQ(EncodeBody(status), Expect{}.u32(2).u32(0).u32(static_cast<uint32_t>(-42)).b);
+  EXPECT_EQ(RoundTrip(status), status);
+
+  const BuildProgramRequest build{0x21, {{1, 2}, "-cl-fast-relaxed-math"}};
+  Expect want_build;
+  want_build.u64(0x21).u32(2).u32(1).u32(2).u32(21);
+  for (char c : build.target.options) want_build.u8(static_cast<uint8_t>(c));
+  EXPECT_EQ(EncodeBody(build), want_build.b);
+  EXPECT_EQ(RoundTrip(build), build);
+  EXPECT_EQ(RoundTrip(BuildProgramRequest{7, {}}), (BuildProgramRequest{7, {}}));
+
+  const CompileProgramRequest compile{0x23, {{}, "-I"}, {{0x24, "a.h"}}};
+  EXPECT_EQ(EncodeBody(compile), Expect{}.u64(0x23).u32(0).u32(2).u8('-').u8('I').u32(1).u64(0x24)
+                                     .u32(3).u8('a').u8('.').u8('h').b);
+  EXPECT_EQ(RoundTrip(compile), compile);
+
+  const LinkProgramRequest link{0x25, 0x11, {{0}, ""}, {0x23, 0x24}};
+  EXPECT_EQ(EncodeBody(link),
+            Expect{}.u64(0x25).u64(0x11).u32(1).u32(0).u32(0).u32(2).u64(0x23).u64(0x24).b);
+  EXPECT_EQ(RoundTrip(link), link);
+
+  const CreateKernelRequest kernel{0x26, 0x21, "k"};
+  EXPECT_EQ(EncodeBody(kernel), Expect{}.u64(0x26).u64(0x21).u32(1).u8('k').b);
+  EXPECT_EQ(RoundTrip(kernel), kernel);
+  const CloneKernelRequest clone{0x27, 0x26};
+  EXPECT_EQ(EncodeBody(clone), Expect{}.u64(0x27).u64(0x26).b);
+  EXPECT_EQ(RoundTrip(clone), clone);
+}
+
+TEST(Messages, ProgramRequestsKeepTheirLimits) {
+  BuildProgramRequest build{1, {std::vector<uint32_t>(kMaxDevices, 0), {}}};
+  build.target.options = std::string(kMaxOptionBytes, 'o');
+  EXPECT_EQ(Decoded<BuildProgramRequest>(EncodeBody(build)), build);
+  build.target.options += 'o';  // one byte of options over
+  EXPECT_TRUE(Refused<BuildProgramRequest>(EncodeBody(build)));
+  build.target.options.pop_back();
+  build.target.devices.push_back(0);  // one device over
+  EXPECT_TRUE(Refused<BuildProgramRequest>(EncodeBody(build)));
+
+  using Binary = CreateProgramWithBinaryRequest::Binary;
+  CreateProgramWithBinaryRequest bin{1, 2, std::vector<Binary>(kMaxDevices)};
+  EXPECT_EQ(Decoded<CreateProgramWithBinaryRequest>(EncodeBody(bin)), bin);
+  bin.binaries.emplace_back();
+  EXPECT_TRUE(Refused<CreateProgramWithBinaryRequest>(EncodeBody(bin)));
+  EXPECT_TRUE(Refused<CreateProgramWithBinaryReply>(Expect{}.u32(kMaxDevices + 1).b));
+
+  CompileProgramRequest compile{1, {}, std::vector<CompileProgramRequest::Header>(kMaxHeaders)};
+  compile.headers[0].name = std::string(kMaxNameBytes, 'h');
+  EXPECT_EQ(Decoded<CompileProgramRequest>(EncodeBody(compile)), compile);
+  compile.headers[1].name = std::string(kMaxNameBytes + 1, 'h');  // a name over
+  EXPECT_TRUE(Refused<CompileProgramRequest>(EncodeBody(compile)));
+  compile.headers[1].name.clear();
+  compile.headers.emplace_back();  // one header over
+  EXPECT_TRUE(Refused<CompileProgramRequest>(EncodeBody(compile)));
+
+  LinkProgramRequest link{1, 2, {}, std::vector<uint64_t>(kMaxLinkInputs, 3)};
+  EXPECT_EQ(Decoded<LinkProgramRequest>(EncodeBody(link)), link);
+  link.inputs.push_back(3);
+  EXPECT_TRUE(Refused<LinkProgramRequest>(EncodeBody(link)));
+
+  CreateKernelRequest kernel{1, 2, std::string(kMaxNameBytes, 'k')};
+  EXPECT_EQ(Decoded<CreateKernelRequest>(EncodeBody(kernel)), kernel);
+  kernel.name += 'k';
+  EXPECT_TRUE(Refused<CreateKernelRequest>(EncodeBody(kernel)));
 }
 
 }  // namespace
