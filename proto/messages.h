@@ -4,8 +4,10 @@
 //
 // Typed so far: Hello, SetKernelArg, every buffer, image and kernel command (clEnqueue*),
 // each as its command header and its own fields, the creates of contexts, queues, buffers,
-// sub-buffers, samplers and user events, and the program and kernel requests (issue 10 moves
-// the other operations here one by one); the layouts of the rest are in docs/protocol.md.
+// sub-buffers, samplers and user events, the program and kernel requests, and Release,
+// Flush, Finish, WaitEvents, WatchEvent, GetEventProfiling, SetUserEventStatus and Stats
+// (issue 10 moves the other operations here one by one); the layouts of the rest are in
+// docs/protocol.md.
 #pragma once
 
 #include <array>
@@ -404,6 +406,132 @@ struct CloneKernelRequest {
     out->source = r.u64();
     return r.ok();
   }
+};
+
+// Release: the session forgets the object (OpenCL's last clRelease* of the application).
+//   u8 object type (ObjType) | u64 id
+struct ReleaseRequest {
+  ObjType type = ObjType::None;
+  uint64_t id = 0;
+
+  bool operator==(const ReleaseRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u8(static_cast<uint8_t>(type));
+    w.u64(id);
+  }
+  // Any type byte decodes: one that names no type names no object of the session either.
+  static bool Decode(Reader& r, ReleaseRequest* out) {
+    out->type = static_cast<ObjType>(r.u8());
+    out->id = r.u64();
+    return r.ok();
+  }
+};
+
+// Flush, and Finish [tag] (answered when everything queued before it is done).
+//   u64 queue
+struct QueueRequest {
+  uint64_t queue = 0;
+
+  bool operator==(const QueueRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(queue); }
+  static bool Decode(Reader& r, QueueRequest* out) {
+    out->queue = r.u64();
+    return r.ok();
+  }
+};
+using FlushRequest = QueueRequest;
+using FinishRequest = QueueRequest;
+
+// WatchEvent (EventDone is sent when the event completes), and GetEventProfiling [tag]
+// (answered by a GetEventProfilingReply).
+//   u64 event
+struct EventRequest {
+  uint64_t event = 0;
+
+  bool operator==(const EventRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(event); }
+  static bool Decode(Reader& r, EventRequest* out) {
+    out->event = r.u64();
+    return r.ok();
+  }
+};
+using WatchEventRequest = EventRequest;
+using GetEventProfilingRequest = EventRequest;
+
+//   u64 queued | u64 submit | u64 start | u64 end   (device nanoseconds)
+struct GetEventProfilingReply {
+  uint64_t queued = 0, submit = 0, start = 0, end = 0;
+
+  bool operator==(const GetEventProfilingReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(queued);
+    w.u64(submit);
+    w.u64(start);
+    w.u64(end);
+  }
+  static bool Decode(Reader& r, GetEventProfilingReply* out) {
+    out->queued = r.u64();
+    out->submit = r.u64();
+    out->start = r.u64();
+    out->end = r.u64();
+    return r.ok();
+  }
+};
+
+// WaitEvents [tag]: answered when every event has completed or failed.
+//   u32 n (at most kMaxWaitList) | n x u64 event
+struct WaitEventsRequest {
+  std::vector<uint64_t> events;
+
+  bool operator==(const WaitEventsRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(events.size()));
+    for (uint64_t e : events) w.u64(e);
+  }
+  static bool Decode(Reader& r, WaitEventsRequest* out) {
+    out->events.resize(r.count(kMaxWaitList, 8));
+    for (auto& e : out->events) e = r.u64();
+    return r.ok();
+  }
+};
+//   u32 n (at most kMaxWaitList) | n x i32 status (CL_COMPLETE or negative), in request order
+struct WaitEventsReply {
+  std::vector<int32_t> status;
+
+  bool operator==(const WaitEventsReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(status.size()));
+    for (int32_t s : status) w.i32(s);
+  }
+  static bool Decode(Reader& r, WaitEventsReply* out) {
+    out->status.resize(r.count(kMaxWaitList, 4));
+    for (auto& s : out->status) s = r.i32();
+    return r.ok();
+  }
+};
+
+// SetUserEventStatus.   u64 event | i32 status (CL_COMPLETE or negative)
+struct SetUserEventStatusRequest {
+  uint64_t event = 0;
+  int32_t status = 0;
+
+  bool operator==(const SetUserEventStatusRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(event);
+    w.i32(status);
+  }
+  static bool Decode(Reader& r, SetUserEventStatusRequest* out) {
+    out->event = r.u64();
+    out->status = r.i32();
+    return r.ok();
+  }
+};
+
+// Stats [tag]: an empty body; the reply is what `rgpu status` shows (Session::Stats writes it).
+struct StatsRequest {
+  bool operator==(const StatsRequest&) const = default;
+  void EncodeTo(Writer&) const {}
+  static bool Decode(Reader& r, StatsRequest*) { return r.ok(); }
 };
 
 using Triple = std::array<uint64_t, 3>;

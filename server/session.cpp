@@ -1057,9 +1057,11 @@ Status Session::CreateUserEvent(Reader& r) {
 }
 
 Status Session::SetUserEventStatus(Reader& r) {
-  uint64_t id = r.u64();
-  int32_t status = r.i32();
-  if (!r.done()) return Status::Protocol("malformed SetUserEventStatus");
+  proto::SetUserEventStatusRequest req;
+  if (!proto::SetUserEventStatusRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed SetUserEventStatus");
+  const uint64_t id = req.event;
+  const int32_t status = req.status;
   auto e = Lookup(id, ObjType::Event);
   if (!e.ok() || !(*e)->is_user_event)
     return AsyncFailure(Op::SetUserEventStatus, 0,
@@ -1075,10 +1077,11 @@ Status Session::SetUserEventStatus(Reader& r) {
 }
 
 Status Session::Release(Reader& r) {
-  auto type = static_cast<ObjType>(r.u8());
-  uint64_t id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed Release");
-  auto e = Lookup(id, type);
+  proto::ReleaseRequest req;
+  if (!proto::ReleaseRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Release");
+  const uint64_t id = req.id;
+  auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
   ReleaseEntry(id, **e);
   objects_.erase(id);
@@ -1137,9 +1140,10 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed GetEventProfiling");
-  auto e = Lookup(id, ObjType::Event);
+  proto::GetEventProfilingRequest req;
+  if (!proto::GetEventProfilingRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed GetEventProfiling");
+  auto e = Lookup(req.event, ObjType::Event);
   if (!e.ok()) return Reply(h, e.status()), Status::Ok();
   Result<ProfilingTimes> t = Status::Error(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
   if ((*e)->times) {
@@ -1155,13 +1159,8 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
     t = server_->backend().Profiling(static_cast<BkEvent*>((*e)->handle));
   }
   if (!t.ok()) return Reply(h, t.status()), Status::Ok();
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u64(t->queued);
-  w.u64(t->submit);
-  w.u64(t->start);
-  w.u64(t->end);
-  Reply(h, Status::Ok(), f);
+  const proto::GetEventProfilingReply answer{t->queued, t->submit, t->start, t->end};
+  Reply(h, Status::Ok(), proto::EncodeBody(answer));
   return Status::Ok();
 }
 
@@ -1208,17 +1207,19 @@ Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device, bool control) {
 }
 
 Status Session::Flush(Reader& r) {
-  uint64_t qid = r.u64();
-  if (!r.done()) return Status::Protocol("malformed Flush");
-  auto q = Lookup(qid, ObjType::Queue);
+  proto::FlushRequest req;
+  if (!proto::FlushRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Flush");
+  auto q = Lookup(req.queue, ObjType::Queue);
   if (q.ok()) server_->backend().Flush(static_cast<BkQueue*>((*q)->handle));
   return Status::Ok();
 }
 
 Status Session::Finish(const FrameHeader& h, Reader& r) {
-  uint64_t qid = r.u64();
-  if (!r.done()) return Status::Protocol("malformed Finish");
-  auto q = Lookup(qid, ObjType::Queue);
+  proto::FinishRequest req;
+  if (!proto::FinishRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Finish");
+  auto q = Lookup(req.queue, ObjType::Queue);
   if (!q.ok()) return Reply(h, q.status()), Status::Ok();
   if (CanWaitInline()) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
@@ -1242,12 +1243,11 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
-  uint32_t n = r.count(proto::kMaxWaitList, 8);
-  std::vector<uint64_t> ids(n);
-  for (auto& id : ids) id = r.u64();
-  if (!r.done() || h.tag == 0) return Status::Protocol("malformed WaitEvents");
+  proto::WaitEventsRequest req;
+  if (!proto::WaitEventsRequest::Decode(r, &req) || !r.done() || h.tag == 0)
+    return Status::Protocol("malformed WaitEvents");
   std::vector<BkEvent*> evs;
-  for (uint64_t id : ids) {
+  for (uint64_t id : req.events) {
     auto e = Lookup(id, ObjType::Event);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
     evs.push_back(static_cast<BkEvent*>((*e)->handle));
@@ -1255,20 +1255,16 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   struct Pending {
     std::mutex mu;
     size_t left;
-    std::vector<int32_t> status;
+    proto::WaitEventsReply answer;
   };
   auto pending = std::make_shared<Pending>();
   pending->left = evs.size();
-  pending->status.assign(evs.size(), CL_COMPLETE);
+  pending->answer.status.assign(evs.size(), CL_COMPLETE);
   auto out = outbox_;
   uint16_t op = h.op;
   uint64_t tag = h.tag;
   auto finish = [out, op, tag, pending] {
-    std::vector<uint8_t> f;
-    Writer w(&f);
-    w.u32(static_cast<uint32_t>(pending->status.size()));
-    for (int32_t s : pending->status) w.i32(s);
-    SendReply(*out, op, tag, Status::Ok(), f);
+    SendReply(*out, op, tag, Status::Ok(), proto::EncodeBody(pending->answer));
   };
   if (evs.empty()) return finish(), Status::Ok();
   if (CanWaitInline()) {
@@ -1277,7 +1273,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
     for (size_t i = 0; i < evs.size(); ++i) {
       int32_t st = server_->backend().EventStatus(evs[i]);
       // A wait that failed leaves some event unfinished; report the failure for it.
-      pending->status[i] = st > CL_COMPLETE && !ws.ok() ? ws.code() : st;
+      pending->answer.status[i] = st > CL_COMPLETE && !ws.ok() ? ws.code() : st;
     }
     finish();
     return Status::Ok();
@@ -1287,7 +1283,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
       bool last;
       {
         std::lock_guard lk(pending->mu);
-        pending->status[i] = st;
+        pending->answer.status[i] = st;
         last = --pending->left == 0;
       }
       if (last) finish();
@@ -1297,8 +1293,10 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::WatchEvent(Reader& r) {
-  uint64_t id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed WatchEvent");
+  proto::WatchEventRequest req;
+  if (!proto::WatchEventRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed WatchEvent");
+  const uint64_t id = req.event;
   auto e = Lookup(id, ObjType::Event);
   if (!e.ok()) return AsyncFailure(Op::WatchEvent, id, e.status()), Status::Ok();
   auto out = outbox_;
@@ -1314,7 +1312,9 @@ Status Session::WatchEvent(Reader& r) {
 }
 
 Status Session::Stats(const FrameHeader& h, Reader& r) {
-  if (!r.done()) return Status::Protocol("malformed Stats");
+  proto::StatsRequest req;
+  if (!proto::StatsRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Stats");
   std::vector<uint8_t> f;
   Writer w(&f);
   w.u64(objects_.size());

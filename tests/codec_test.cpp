@@ -633,5 +633,47 @@ TEST(Messages, ProgramRequestsKeepTheirLimits) {
   EXPECT_TRUE(Refused<CreateKernelRequest>(EncodeBody(kernel)));
 }
 
+TEST(Messages, ObjectRequestsBytesAreExactAndRoundTrip) {
+  const ReleaseRequest release{ObjType::Kernel, 0x31};
+  EXPECT_EQ(EncodeBody(release), Expect{}.u8(6).u64(0x31).b);
+  EXPECT_EQ(RoundTrip(release), release);
+  EXPECT_EQ(Decoded<ReleaseRequest>(Expect{}.u8(200).u64(1).b).type, static_cast<ObjType>(200));
+
+  EXPECT_EQ(EncodeBody(FlushRequest{0x32}), Expect{}.u64(0x32).b);
+  EXPECT_EQ(RoundTrip(FinishRequest{0x8877665544332211ull}), FinishRequest{0x8877665544332211ull});
+  EXPECT_EQ(EncodeBody(WatchEventRequest{0x33}), Expect{}.u64(0x33).b);
+  EXPECT_EQ(RoundTrip(GetEventProfilingRequest{0x33}), GetEventProfilingRequest{0x33});
+  const GetEventProfilingReply times{1, 2, 3, 0xfffffffffffffffeull};
+  EXPECT_EQ(EncodeBody(times), Expect{}.u64(1).u64(2).u64(3).u64(0xfffffffffffffffeull).b);
+  EXPECT_EQ(RoundTrip(times), times);
+
+  const SetUserEventStatusRequest user{0x34, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST};
+  EXPECT_EQ(EncodeBody(user), Expect{}.u64(0x34).u32(static_cast<uint32_t>(-14)).b);
+  EXPECT_EQ(RoundTrip(user), user);
+  EXPECT_EQ(RoundTrip(SetUserEventStatusRequest{1, CL_COMPLETE}), (SetUserEventStatusRequest{1, 0}));
+
+  const WaitEventsRequest wait{{0x35, 0x36}};
+  EXPECT_EQ(EncodeBody(wait), Expect{}.u32(2).u64(0x35).u64(0x36).b);
+  EXPECT_EQ(RoundTrip(wait), wait);
+  const WaitEventsReply waited{{CL_COMPLETE, CL_INVALID_EVENT}};
+  EXPECT_EQ(EncodeBody(waited), Expect{}.u32(2).u32(0).u32(static_cast<uint32_t>(-58)).b);
+  EXPECT_EQ(RoundTrip(waited), waited);
+
+  EXPECT_TRUE(EncodeBody(StatsRequest{}).empty());
+  EXPECT_EQ(RoundTrip(StatsRequest{}), StatsRequest{});
+}
+
+TEST(Messages, WaitListsKeepTheirLimit) {
+  WaitEventsRequest wait{std::vector<uint64_t>(kMaxWaitList, 1)};
+  EXPECT_EQ(Decoded<WaitEventsRequest>(EncodeBody(wait)), wait);
+  wait.events.push_back(1);
+  EXPECT_TRUE(Refused<WaitEventsRequest>(EncodeBody(wait)));
+  EXPECT_TRUE(Refused<WaitEventsRequest>(Expect{}.u32(2).u64(1).b));  // says 2, carries 1
+  WaitEventsReply waited{std::vector<int32_t>(kMaxWaitList, CL_COMPLETE)};
+  EXPECT_EQ(Decoded<WaitEventsReply>(EncodeBody(waited)), waited);
+  waited.status.push_back(CL_COMPLETE);
+  EXPECT_TRUE(Refused<WaitEventsReply>(EncodeBody(waited)));
+}
+
 }  // namespace
 }  // namespace rgpu::proto

@@ -150,11 +150,7 @@ class RawClient {
     return data;
   }
   void Release(proto::ObjType type, uint64_t id) {
-    std::vector<uint8_t> b;
-    Writer w(&b);
-    w.u8(static_cast<uint8_t>(type));
-    w.u64(id);
-    Send(Op::Release, b);
+    Send(Op::Release, proto::EncodeBody(proto::ReleaseRequest{type, id}));
   }
 
   proto::Stream& stream() { return *stream_; }

@@ -172,28 +172,17 @@ std::vector<uint8_t> CreateUserEventBody(uint64_t id, uint64_t ctx) {
   return proto::EncodeBody(proto::CreateUserEventRequest{id, ctx});
 }
 std::vector<uint8_t> ReleaseBody(ObjType type, uint64_t id) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u8(static_cast<uint8_t>(type));
-  w.u64(id);
-  return b;
+  return proto::EncodeBody(proto::ReleaseRequest{type, id});
 }
-std::vector<uint8_t> IdBody(uint64_t id) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  return b;
+std::vector<uint8_t> QueueBody(uint64_t queue) {
+  return proto::EncodeBody(proto::QueueRequest{queue});
 }
 std::vector<uint8_t> SubBufferBody(uint64_t id, uint64_t parent) {
   return proto::EncodeBody(
       proto::CreateSubBufferRequest{id, parent, CL_MEM_READ_WRITE, /*origin*/ 0, /*size*/ 256});
 }
 std::vector<uint8_t> WaitBody(std::vector<uint64_t> ids) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u32(static_cast<uint32_t>(ids.size()));
-  for (uint64_t id : ids) w.u64(id);
-  return b;
+  return proto::EncodeBody(proto::WaitEventsRequest{std::move(ids)});
 }
 
 class SessionTest : public ::testing::Test {
@@ -225,7 +214,7 @@ TEST_F(SessionTest, HandleOfTheWrongTypeIsTheErrorOfTheTypeExpected) {
     c.Send(Op::CreateBuffer, CreateBufferBody(2, 1, 1024));
     c.Send(Op::CreateQueue, CreateQueueBody(3, /*a buffer, not a context*/ 2));
     c.Send(Op::CreateBuffer, CreateBufferBody(4, /*a buffer*/ 2, 1024));
-    EXPECT_EQ(c.Call(Op::Finish, IdBody(/*a context*/ 1)), CL_INVALID_COMMAND_QUEUE);
+    EXPECT_EQ(c.Call(Op::Finish, QueueBody(/*a context*/ 1)), CL_INVALID_COMMAND_QUEUE);
     EXPECT_EQ(c.Call(Op::WaitEvents, WaitBody({2})), CL_INVALID_EVENT);
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 1, CL_EVENT_COMMAND_TYPE)),
@@ -250,7 +239,7 @@ TEST_F(SessionTest, ReleasedObjectsAreGone) {
     c.Send(Op::CreateContext, CreateContextBody(1));
     c.Send(Op::CreateQueue, CreateQueueBody(2, 1));
     c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, 4096));
-    EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_SUCCESS);
+    EXPECT_EQ(c.Call(Op::Finish, QueueBody(2)), CL_SUCCESS);
     c.Send(Op::CreateUserEvent, CreateUserEventBody(5, 1));
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
@@ -258,7 +247,7 @@ TEST_F(SessionTest, ReleasedObjectsAreGone) {
     c.Send(Op::Release, ReleaseBody(ObjType::Queue, 2));
     c.Send(Op::Release, ReleaseBody(ObjType::Mem, 3));
     c.Send(Op::Release, ReleaseBody(ObjType::Event, 5));
-    EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_INVALID_COMMAND_QUEUE);
+    EXPECT_EQ(c.Call(Op::Finish, QueueBody(2)), CL_INVALID_COMMAND_QUEUE);
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
               CL_INVALID_EVENT);
@@ -356,7 +345,7 @@ TEST_F(SessionTest, MalformedRequestsEndTheSession) {
   }
   {
     Connection c(server_.get());
-    std::vector<uint8_t> body = IdBody(1);
+    std::vector<uint8_t> body = QueueBody(1);
     body.push_back(0);  // a trailing byte
     c.Send(Op::Flush, body);
     c.Sync();
