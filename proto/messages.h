@@ -2,12 +2,13 @@
 // write, with the limits both ends must agree on named beside it. A message's Encode gives
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
-// Typed so far: Hello, SetKernelArg, every buffer, image and kernel command (clEnqueue*),
-// each as its command header and its own fields, the creates of contexts, queues, buffers,
-// sub-buffers, samplers and user events, the program and kernel requests, and Release,
-// Flush, Finish, WaitEvents, WatchEvent, GetEventProfiling, SetUserEventStatus and Stats
-// (issue 10 moves the other operations here one by one); the layouts of the rest are in
-// docs/protocol.md.
+// Typed: every request. Hello, AttachShared, the requests that create, query and release
+// objects (one <Op>Request each, named as the op), SetKernelArg, and every buffer, image and
+// kernel command (clEnqueue*) as its command header and its own fields; the replies with a
+// fixed layout too (CreateProgramWithBinary, GetEventProfiling, WaitEvents, CreateImage,
+// GetSupportedImageFormats). Still written by hand (docs/protocol.md has their layouts): the
+// Hello and Stats replies, the kernel list of a build, info values (proto/info.h), PutData,
+// and the notifications (ReadData, EventDone, AsyncError, Goodbye).
 #pragma once
 
 #include <array>
@@ -532,6 +533,166 @@ struct StatsRequest {
   bool operator==(const StatsRequest&) const = default;
   void EncodeTo(Writer&) const {}
   static bool Decode(Reader& r, StatsRequest*) { return r.ok(); }
+};
+
+// GetInfo [tag]: a clGet*Info the client cannot answer from its own records; answered by the
+// info value (proto/info.h).
+//   u8 family (InfoFamily) | u64 id (a device index for devices) | u32 param |
+//   i32 device index (-1: none) | u32 aux (an argument's index)
+struct GetInfoRequest {
+  InfoFamily family = InfoFamily::Device;
+  uint64_t id = 0;
+  uint32_t param = 0;
+  int32_t device = -1;
+  uint32_t aux = 0;
+
+  bool operator==(const GetInfoRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u8(static_cast<uint8_t>(family));
+    w.u64(id);
+    w.u32(param);
+    w.i32(device);
+    w.u32(aux);
+  }
+  // Any family byte decodes: rgpud answers one it does not know with an error.
+  static bool Decode(Reader& r, GetInfoRequest* out) {
+    out->family = static_cast<InfoFamily>(r.u8());
+    out->id = r.u64();
+    out->param = r.u32();
+    out->device = r.i32();
+    out->aux = r.u32();
+    return r.ok();
+  }
+};
+
+// CreateImage [tag]: the initial contents, if any, follow as a blob, packed (rows of width x
+// pixel size; the pitches are then 0). `buffer` is the buffer an image is made from (0: none).
+//   u64 mem | u64 context | u64 flags | u32 channel_order | u32 channel_type | u32 image_type |
+//   u64 width | u64 height | u64 depth | u64 array_size | u64 row_pitch | u64 slice_pitch |
+//   u32 mip_levels | u32 samples | u64 buffer | u64 data_size (0 or the packed size) | data tail
+struct CreateImageRequest {
+  uint64_t mem = 0, context = 0, flags = 0;
+  uint32_t channel_order = 0, channel_type = 0, image_type = 0;
+  uint64_t width = 0, height = 0, depth = 0, array_size = 0, row_pitch = 0, slice_pitch = 0;
+  uint32_t mip_levels = 0, samples = 0;
+  uint64_t buffer = 0;
+  uint64_t data_size = 0;  // of the initial contents that follow
+
+  bool operator==(const CreateImageRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(context);
+    w.u64(flags);
+    w.u32(channel_order);
+    w.u32(channel_type);
+    w.u32(image_type);
+    w.u64(width);
+    w.u64(height);
+    w.u64(depth);
+    w.u64(array_size);
+    w.u64(row_pitch);
+    w.u64(slice_pitch);
+    w.u32(mip_levels);
+    w.u32(samples);
+    w.u64(buffer);
+    w.u64(data_size);
+  }
+  static bool Decode(Reader& r, CreateImageRequest* out) {
+    out->mem = r.u64();
+    out->context = r.u64();
+    out->flags = r.u64();
+    out->channel_order = r.u32();
+    out->channel_type = r.u32();
+    out->image_type = r.u32();
+    out->width = r.u64();
+    out->height = r.u64();
+    out->depth = r.u64();
+    out->array_size = r.u64();
+    out->row_pitch = r.u64();
+    out->slice_pitch = r.u64();
+    out->mip_levels = r.u32();
+    out->samples = r.u32();
+    out->buffer = r.u64();
+    out->data_size = r.u64();
+    return r.ok();
+  }
+};
+// The device's answers about the image it made.
+//   u64 pixel_size | u64 row_pitch | u64 slice_pitch | u64 mem_size
+struct CreateImageReply {
+  uint64_t pixel_size = 0, row_pitch = 0, slice_pitch = 0, mem_size = 0;
+
+  bool operator==(const CreateImageReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(pixel_size);
+    w.u64(row_pitch);
+    w.u64(slice_pitch);
+    w.u64(mem_size);
+  }
+  static bool Decode(Reader& r, CreateImageReply* out) {
+    out->pixel_size = r.u64();
+    out->row_pitch = r.u64();
+    out->slice_pitch = r.u64();
+    out->mem_size = r.u64();
+    return r.ok();
+  }
+};
+
+// GetSupportedImageFormats [tag].   u64 context | u64 flags | u32 image_type
+struct GetSupportedImageFormatsRequest {
+  uint64_t context = 0, flags = 0;
+  uint32_t image_type = 0;
+
+  bool operator==(const GetSupportedImageFormatsRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(context);
+    w.u64(flags);
+    w.u32(image_type);
+  }
+  static bool Decode(Reader& r, GetSupportedImageFormatsRequest* out) {
+    out->context = r.u64();
+    out->flags = r.u64();
+    out->image_type = r.u32();
+    return r.ok();
+  }
+};
+//   u32 n (at most kMaxImageFormats) | n x (u32 channel_order | u32 channel_type)
+struct GetSupportedImageFormatsReply {
+  struct Format {
+    uint32_t channel_order = 0, channel_type = 0;
+    bool operator==(const Format&) const = default;
+  };
+  std::vector<Format> formats;
+
+  bool operator==(const GetSupportedImageFormatsReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(formats.size()));
+    for (const Format& f : formats) {
+      w.u32(f.channel_order);
+      w.u32(f.channel_type);
+    }
+  }
+  static bool Decode(Reader& r, GetSupportedImageFormatsReply* out) {
+    out->formats.resize(r.count(kMaxImageFormats, 8));
+    for (Format& f : out->formats) {
+      f.channel_order = r.u32();
+      f.channel_type = r.u32();
+    }
+    return r.ok();
+  }
+};
+
+// AttachShared [tag]: the region's memfd travels with the frame's bytes (SCM_RIGHTS);
+// docs/protocol.md, "Shared memory".   u64 size
+struct AttachSharedRequest {
+  uint64_t size = 0;
+
+  bool operator==(const AttachSharedRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(size); }
+  static bool Decode(Reader& r, AttachSharedRequest* out) {
+    out->size = r.u64();
+    return r.ok();
+  }
 };
 
 using Triple = std::array<uint64_t, 3>;

@@ -1090,12 +1090,13 @@ Status Session::Release(Reader& r) {
 
 Status Session::GetInfo(const FrameHeader& h, Reader& r) {
   using F = proto::InfoFamily;
-  auto family = static_cast<F>(r.u8());
-  uint64_t id = r.u64();
-  uint32_t param = r.u32();
-  int32_t device = r.i32();
-  uint32_t aux = r.u32();
-  if (!r.done()) return Status::Protocol("malformed GetInfo");
+  proto::GetInfoRequest req;
+  if (!proto::GetInfoRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed GetInfo");
+  const F family = req.family;
+  const uint64_t id = req.id;
+  const uint32_t param = req.param, aux = req.aux;
+  const int32_t device = req.device;
   std::vector<uint8_t> raw;
   Status s;
   if (family == F::Device) {

@@ -675,5 +675,61 @@ TEST(Messages, WaitListsKeepTheirLimit) {
   EXPECT_TRUE(Refused<WaitEventsReply>(EncodeBody(waited)));
 }
 
+TEST(Messages, InfoImageAndSharedRequestsBytesAreExactAndRoundTrip) {
+  const GetInfoRequest info{InfoFamily::KernelArg, 0x41, CL_KERNEL_ARG_NAME, -1, 2};
+  EXPECT_EQ(EncodeBody(info), Expect{}.u8(9).u64(0x41).u32(0x119A).u32(0xffffffffu).u32(2).b);
+  EXPECT_EQ(RoundTrip(info), info);
+  EXPECT_EQ(Decoded<GetInfoRequest>(Expect{}.u8(0).u64(1).u32(2).u32(3).u32(4).b).family,
+            static_cast<InfoFamily>(0));  // an unknown family decodes; rgpud answers it
+
+  CreateImageRequest image;
+  image.mem = 0x42;
+  image.context = 0x11;
+  image.flags = CL_MEM_READ_ONLY;
+  image.channel_order = CL_RGBA;
+  image.channel_type = CL_UNORM_INT8;
+  image.image_type = CL_MEM_OBJECT_IMAGE2D;
+  image.width = 640;
+  image.height = 480;
+  image.depth = 1;
+  image.array_size = 1;
+  image.row_pitch = 2560;
+  image.slice_pitch = 0;
+  image.mip_levels = 0;
+  image.samples = 0;
+  image.buffer = 0x13;
+  image.data_size = 0;
+  EXPECT_EQ(EncodeBody(image), Expect{}
+                                   .u64(0x42).u64(0x11).u64(4)
+                                   .u32(0x10B5).u32(0x10D2).u32(0x10F1)
+                                   .u64(640).u64(480).u64(1).u64(1).u64(2560).u64(0)
+                                   .u32(0).u32(0)
+                                   .u64(0x13).u64(0)
+                                   .b);
+  EXPECT_EQ(RoundTrip(image), image);
+  image.data_size = 640 * 480 * 4;
+  image.row_pitch = 0;
+  EXPECT_EQ(RoundTrip(image), image);
+  const CreateImageReply made{4, 2560, 0, 1228800};
+  EXPECT_EQ(EncodeBody(made), Expect{}.u64(4).u64(2560).u64(0).u64(1228800).b);
+  EXPECT_EQ(RoundTrip(made), made);
+
+  const GetSupportedImageFormatsRequest formats{0x11, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE3D};
+  EXPECT_EQ(EncodeBody(formats), Expect{}.u64(0x11).u64(1).u32(0x10F2).b);
+  EXPECT_EQ(RoundTrip(formats), formats);
+  const GetSupportedImageFormatsReply listed{{{CL_R, CL_FLOAT}, {CL_RGBA, CL_UNSIGNED_INT8}}};
+  EXPECT_EQ(EncodeBody(listed), Expect{}.u32(2).u32(0x10B0).u32(0x10DE).u32(0x10B5).u32(0x10DA).b);
+  EXPECT_EQ(RoundTrip(listed), listed);
+  GetSupportedImageFormatsReply most;
+  most.formats.resize(kMaxImageFormats, {CL_R, CL_FLOAT});
+  EXPECT_EQ(Decoded<GetSupportedImageFormatsReply>(EncodeBody(most)), most);
+  most.formats.emplace_back();
+  EXPECT_TRUE(Refused<GetSupportedImageFormatsReply>(EncodeBody(most)));
+
+  const AttachSharedRequest attach{4096 + (64u << 20)};
+  EXPECT_EQ(EncodeBody(attach), Expect{}.u64(4096 + (64u << 20)).b);
+  EXPECT_EQ(RoundTrip(attach), attach);
+}
+
 }  // namespace
 }  // namespace rgpu::proto

@@ -96,14 +96,7 @@ class Connection {
   bool closed() const { return closed_; }
 
   static std::vector<uint8_t> InfoBody(proto::InfoFamily family, uint64_t id, uint32_t param) {
-    std::vector<uint8_t> b;
-    proto::Writer w(&b);
-    w.u8(static_cast<uint8_t>(family));
-    w.u64(id);
-    w.u32(param);
-    w.i32(0);
-    w.u32(0);
-    return b;
+    return proto::EncodeBody(proto::GetInfoRequest{family, id, param, /*device*/ 0, /*aux*/ 0});
   }
 
  private:
