@@ -95,8 +95,8 @@ void RowsAndSlices(const cl_image_desc& d, size_t* rows, size_t* slices) {
 }
 
 proto::CreateImageRequest ImageRequestOf(cl_mem m, cl_context ctx, cl_mem_flags flags,
-                                          const cl_image_format& f, const cl_image_desc& d,
-                                          const void* host_ptr, size_t data_size) {
+                                         const cl_image_format& f, const cl_image_desc& d,
+                                         const void* host_ptr, size_t data_size) {
   proto::CreateImageRequest req;
   req.mem = m->id;
   req.context = ctx->id;
@@ -265,8 +265,9 @@ cl_int GetSupportedImageFormats(cl_context ctx, cl_mem_flags flags, cl_mem_objec
     if (it != cache.end()) list = it->second;
   }
   if (list.empty()) {
-    const proto::GetSupportedImageFormatsRequest req{
-        ctx->id, flags & ~(kHostPtrFlags | kHostAccessFlags), type};
+    const proto::GetSupportedImageFormatsRequest req{ctx->id,
+                                                     flags & ~(kHostPtrFlags | kHostAccessFlags),
+                                                     type};
     Reply rep = ctx->conn->Call(Op::GetSupportedImageFormats, proto::EncodeBody(req));
     if (!rep.status.ok()) return rep.status.is_protocol() ? CL_OUT_OF_RESOURCES : rep.status.code();
     proto::Reader r = rep.reader();
@@ -356,10 +357,11 @@ cl_sampler CreateSamplerWithProperties(cl_context ctx, const cl_sampler_properti
   Hold(ctx);
   s->id = ctx->conn->NewId();
   // Every property, defaults included.
-  const proto::CreateSamplerRequest req{
-      s->id, ctx->id,
-      {CL_SAMPLER_NORMALIZED_COORDS, s->normalized, CL_SAMPLER_ADDRESSING_MODE, s->addressing,
-       CL_SAMPLER_FILTER_MODE, s->filter}};
+  const proto::CreateSamplerRequest req{s->id,
+                                        ctx->id,
+                                        {CL_SAMPLER_NORMALIZED_COORDS, s->normalized,
+                                         CL_SAMPLER_ADDRESSING_MODE, s->addressing,
+                                         CL_SAMPLER_FILTER_MODE, s->filter}};
   ctx->conn->Send(Op::CreateSampler, proto::EncodeBody(req));
   {
     std::lock_guard lk(g_samplers_mu);

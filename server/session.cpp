@@ -778,8 +778,8 @@ Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   proto::CreateProgramWithBinaryReply answer;
-  auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle),
-                                                      devs, bins, &answer.status);
+  auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle), devs,
+                                                      bins, &answer.status);
   const std::vector<uint8_t> f = proto::EncodeBody(answer);
   if (!p.ok()) return Reply(h, p.status(), f), Status::Ok();
   Entry e;
