@@ -65,7 +65,7 @@ int PrintStatus(const StatusOptions& o) {
   hr.u16();
   hr.u64();
   std::string server_name = hr.str();
-  auto st = Call(**stream, Op::Stats, {});
+  auto st = Call(**stream, Op::Stats, proto::EncodeBody(proto::StatsRequest{}));
   if (!st.ok()) return std::fprintf(stderr, "rgpu: %s\n", st.status().message().c_str()), 1;
   Reader r(st->data(), st->size());
   r.u64();  // this session's objects

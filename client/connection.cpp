@@ -23,7 +23,6 @@ namespace rgpu::client {
 using proto::FrameHeader;
 using proto::Op;
 using proto::Reader;
-using proto::Writer;
 
 namespace {
 bool ManyCpus() { return std::thread::hardware_concurrency() >= 8; }
@@ -179,9 +178,7 @@ void Connection::AttachShared(uint64_t server_cap) {
                    region.ok() ? "the server takes smaller regions" : region.status().message().c_str());
     return;
   }
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64((*region)->size());
+  auto body = proto::EncodeBody(proto::AttachSharedRequest{(*region)->size()});
   uint8_t hdr[proto::kHeaderSize];
   proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(body.size()),
                                   static_cast<uint16_t>(Op::AttachShared), 0,

@@ -1,10 +1,10 @@
 // Contexts and command queues.
 #include "client/icd.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
 using proto::Op;
-using proto::Writer;
 
 cl_context CreateContext(const cl_context_properties* props, cl_uint num_devices,
                          const cl_device_id* devices,
@@ -45,12 +45,9 @@ cl_context CreateContext(const cl_context_properties* props, cl_uint num_devices
   c->properties = std::move(pv);
   c->notify = notify;
   c->notify_data = user_data;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(c->id);
-  w.u32(num_devices);
-  for (cl_uint i = 0; i < num_devices; ++i) w.u32(devices[i]->index);
-  if (Status s = conn->Send(Op::CreateContext, body); !s.ok()) {
+  proto::CreateContextRequest req{c->id, {}};
+  for (cl_uint i = 0; i < num_devices; ++i) req.devices.push_back(devices[i]->index);
+  if (Status s = conn->Send(Op::CreateContext, proto::EncodeBody(req)); !s.ok()) {
     delete c;
     return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;
   }
@@ -84,11 +81,7 @@ cl_int RetainContext(cl_context c) {
 }
 
 void SendRelease(Connection& conn, proto::ObjType type, uint64_t id) {
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u8(static_cast<uint8_t>(type));
-  w.u64(id);
-  conn.Send(Op::Release, body);
+  conn.Send(Op::Release, proto::EncodeBody(proto::ReleaseRequest{type, id}));
 }
 
 template <typename T>
@@ -157,13 +150,8 @@ cl_command_queue CreateQueueImpl(cl_context ctx, cl_device_id dev,
   q->device = dev;
   q->properties = props;
   q->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(q->id);
-  w.u64(ctx->id);
-  w.u32(dev->index);
-  w.u64(props);
-  ctx->conn->Send(Op::CreateQueue, body);
+  ctx->conn->Send(Op::CreateQueue,
+                  proto::EncodeBody(proto::CreateQueueRequest{q->id, ctx->id, dev->index, props}));
   SetErr(err, CL_SUCCESS);
   return q;
 }
@@ -238,19 +226,13 @@ cl_int SetCommandQueueProperty(cl_command_queue, cl_command_queue_properties, cl
 
 cl_int Flush(cl_command_queue q) {
   if (!ValidQueue(q)) return CL_INVALID_COMMAND_QUEUE;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(q->id);
-  q->conn().Send(Op::Flush, body);
+  q->conn().Send(Op::Flush, proto::EncodeBody(proto::FlushRequest{q->id}));
   return q->conn().Flush().ok() ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
 }
 
 cl_int Finish(cl_command_queue q) {
   if (!ValidQueue(q)) return CL_INVALID_COMMAND_QUEUE;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(q->id);
-  Reply rep = q->conn().Call(Op::Finish, body);
+  Reply rep = q->conn().Call(Op::Finish, proto::EncodeBody(proto::FinishRequest{q->id}));
   if (!rep.status.ok()) return rep.status.code() == CL_INVALID_COMMAND_QUEUE ? CL_INVALID_COMMAND_QUEUE
                                                                               : CL_OUT_OF_RESOURCES;
   // The device is done; the data of reads may still be on its way into host memory.

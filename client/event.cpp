@@ -202,16 +202,15 @@ cl_int WaitEvents(cl_uint n, const cl_event* list) {
   }
   bool failed = false;
   for (auto& [conn, evs] : remote) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u32(static_cast<uint32_t>(evs.size()));
-    for (auto* e : evs) w.u64(e->id);
-    Reply rep = conn->Call(Op::WaitEvents, body);
+    proto::WaitEventsRequest req;
+    for (auto* e : evs) req.events.push_back(e->id);
+    Reply rep = conn->Call(Op::WaitEvents, proto::EncodeBody(req));
     if (!rep.status.ok()) return CL_OUT_OF_RESOURCES;
     proto::Reader r = rep.reader();
-    uint32_t k = r.count(proto::kMaxWaitList, 4);
-    for (uint32_t i = 0; i < k && i < evs.size(); ++i) {
-      int32_t st = r.i32();
+    proto::WaitEventsReply answer;
+    proto::WaitEventsReply::Decode(r, &answer);  // a malformed answer tells nothing
+    for (size_t i = 0; i < answer.status.size() && i < evs.size(); ++i) {
+      const int32_t st = answer.status[i];
       std::lock_guard lk(evs[i]->mu);
       // A read stays "not done" until its data lands, whatever the device says.
       if (evs[i]->local_status > 0 && (!evs[i]->is_read || st < 0)) evs[i]->local_status = st;
@@ -280,12 +279,9 @@ cl_event CreateUserEvent(cl_context ctx, cl_int* err) {
   Hold(ctx);
   e->type = CL_COMMAND_USER;
   e->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(e->id);
-  w.u64(ctx->id);
   ++ctx->conn->unset_user_events;
-  ctx->conn->Send(Op::CreateUserEvent, body);
+  ctx->conn->Send(Op::CreateUserEvent,
+                  proto::EncodeBody(proto::CreateUserEventRequest{e->id, ctx->id}));
   SetErr(err, CL_SUCCESS);
   return e;
 }
@@ -303,11 +299,8 @@ cl_int SetUserEventStatus(cl_event e, cl_int status) {
   }
   --e->conn().unset_user_events;
   e->cv.notify_all();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(e->id);
-  w.i32(status);
-  e->conn().Send(Op::SetUserEventStatus, body);
+  e->conn().Send(Op::SetUserEventStatus,
+                 proto::EncodeBody(proto::SetUserEventStatusRequest{e->id, status}));
   // Commands waiting on this event are on the server: let them go now.
   e->conn().Flush();
   bool has_callbacks;
@@ -359,10 +352,7 @@ cl_int SetEventCallback(cl_event e, cl_int type, void(CL_CALLBACK* fn)(cl_event,
       std::lock_guard lk(g_watch_mu);
       g_watched[{&e->conn(), e->id}] = e;
     }
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u64(e->id);
-    e->conn().Send(Op::WatchEvent, body);
+    e->conn().Send(Op::WatchEvent, proto::EncodeBody(proto::WatchEventRequest{e->id}));
   }
   return CL_SUCCESS;
 }
@@ -384,15 +374,14 @@ cl_int GetEventProfilingInfo(cl_event e, cl_profiling_info param, size_t size, v
     std::lock_guard lk(e->mu);
     if (e->has_times) return ReturnValue(e->times[slot], size, value, size_ret);
   }
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(e->id);
-  Reply rep = e->conn().Call(Op::GetEventProfiling, body);
+  const proto::GetEventProfilingRequest req{e->id};
+  Reply rep = e->conn().Call(Op::GetEventProfiling, proto::EncodeBody(req));
   if (!rep.status.ok()) return rep.status.code() == CL_OUT_OF_RESOURCES ? CL_OUT_OF_RESOURCES
                                                                          : CL_PROFILING_INFO_NOT_AVAILABLE;
   proto::Reader r = rep.reader();
-  cl_ulong t[4];
-  for (auto& x : t) x = r.u64();
+  proto::GetEventProfilingReply answer;
+  proto::GetEventProfilingReply::Decode(r, &answer);  // fields cut short read as 0
+  const cl_ulong t[4] = {answer.queued, answer.submit, answer.start, answer.end};
   std::lock_guard lk(e->mu);
   std::memcpy(e->times, t, sizeof(t));
   e->has_times = true;

@@ -7,11 +7,11 @@
 
 #include "client/icd.h"
 #include "proto/image.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
 using proto::Op;
-using proto::Writer;
 
 namespace {
 std::mutex g_samplers_mu;
@@ -94,26 +94,30 @@ void RowsAndSlices(const cl_image_desc& d, size_t* rows, size_t* slices) {
   }
 }
 
-void PutImageRequest(Writer& w, cl_mem m, cl_context ctx, cl_mem_flags flags,
-                     const cl_image_format& f, const cl_image_desc& d, const void* host_ptr) {
-  w.u64(m->id);
-  w.u64(ctx->id);
+proto::CreateImageRequest ImageRequestOf(cl_mem m, cl_context ctx, cl_mem_flags flags,
+                                         const cl_image_format& f, const cl_image_desc& d,
+                                         const void* host_ptr, size_t data_size) {
+  proto::CreateImageRequest req;
+  req.mem = m->id;
+  req.context = ctx->id;
   // As for buffers: host-pointer flags describe client memory, host-access flags are checked here.
-  w.u64(flags & ~(kHostPtrFlags | kHostAccessFlags));
-  w.u32(f.image_channel_order);
-  w.u32(f.image_channel_data_type);
-  w.u32(d.image_type);
-  w.u64(d.image_width);
-  w.u64(d.image_height);
-  w.u64(d.image_depth);
-  w.u64(d.image_array_size);
+  req.flags = flags & ~(kHostPtrFlags | kHostAccessFlags);
+  req.channel_order = f.image_channel_order;
+  req.channel_type = f.image_channel_data_type;
+  req.image_type = d.image_type;
+  req.width = d.image_width;
+  req.height = d.image_height;
+  req.depth = d.image_depth;
+  req.array_size = d.image_array_size;
   // Host data travels packed, so its pitches stay here; without host data the device judges
   // the pitches given (and uses them for an image made from a buffer).
-  w.u64(host_ptr ? 0 : d.image_row_pitch);
-  w.u64(host_ptr ? 0 : d.image_slice_pitch);
-  w.u32(d.num_mip_levels);
-  w.u32(d.num_samples);
-  w.u64(d.mem_object ? d.mem_object->id : 0);
+  req.row_pitch = host_ptr ? 0 : d.image_row_pitch;
+  req.slice_pitch = host_ptr ? 0 : d.image_slice_pitch;
+  req.mip_levels = d.num_mip_levels;
+  req.samples = d.num_samples;
+  req.buffer = d.mem_object ? d.mem_object->id : 0;
+  req.data_size = data_size;
+  return req;
 }
 
 cl_int CheckImageArgs(cl_context ctx, cl_mem_flags flags, const cl_image_format* f,
@@ -177,18 +181,17 @@ cl_mem CreateImage(cl_context ctx, cl_mem_flags flags, const cl_image_format* f,
   m->flags = flags;
   m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : nullptr;
   m->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  PutImageRequest(w, m, ctx, flags, *f, *d, host_ptr);
-  w.u64(data.size());
-  Reply rep = ctx->conn->Call(Op::CreateImage, body, data.data(), data.size());
+  const auto req = ImageRequestOf(m, ctx, flags, *f, *d, host_ptr, data.size());
+  Reply rep = ctx->conn->Call(Op::CreateImage, proto::EncodeBody(req), data.data(), data.size());
   proto::Reader r = rep.reader();
+  proto::CreateImageReply answer;
+  const bool answered = proto::CreateImageReply::Decode(r, &answer);
   auto info = std::make_unique<ImageInfo>();
-  info->element_size = r.u64();
-  info->row_pitch = r.u64();
-  info->slice_pitch = r.u64();
-  const size_t mem_size = r.u64();
-  if (!rep.status.ok() || !r.ok()) {
+  info->element_size = answer.pixel_size;
+  info->row_pitch = answer.row_pitch;
+  info->slice_pitch = answer.slice_pitch;
+  const size_t mem_size = answer.mem_size;
+  if (!rep.status.ok() || !answered) {
     ctx->conn->RefundQuota(charge);
     Drop(m);
     return SetErr(err, rep.status.ok() || rep.status.is_protocol() ? CL_OUT_OF_RESOURCES
@@ -262,20 +265,16 @@ cl_int GetSupportedImageFormats(cl_context ctx, cl_mem_flags flags, cl_mem_objec
     if (it != cache.end()) list = it->second;
   }
   if (list.empty()) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u64(ctx->id);
-    w.u64(flags & ~(kHostPtrFlags | kHostAccessFlags));
-    w.u32(type);
-    Reply rep = ctx->conn->Call(Op::GetSupportedImageFormats, body);
+    const proto::GetSupportedImageFormatsRequest req{ctx->id,
+                                                     flags & ~(kHostPtrFlags | kHostAccessFlags),
+                                                     type};
+    Reply rep = ctx->conn->Call(Op::GetSupportedImageFormats, proto::EncodeBody(req));
     if (!rep.status.ok()) return rep.status.is_protocol() ? CL_OUT_OF_RESOURCES : rep.status.code();
     proto::Reader r = rep.reader();
-    const uint32_t count = r.count(proto::kMaxImageFormats, 8);
-    for (uint32_t i = 0; i < count; ++i) {
-      const cl_channel_order order = r.u32();
-      list.push_back(cl_image_format{order, r.u32()});
-    }
-    if (!r.ok()) return CL_OUT_OF_RESOURCES;
+    proto::GetSupportedImageFormatsReply answer;
+    if (!proto::GetSupportedImageFormatsReply::Decode(r, &answer)) return CL_OUT_OF_RESOURCES;
+    for (const auto& format : answer.formats)
+      list.push_back(cl_image_format{format.channel_order, format.channel_type});
     std::lock_guard lk(mu);
     cache[key] = list;
   }
@@ -357,16 +356,13 @@ cl_sampler CreateSamplerWithProperties(cl_context ctx, const cl_sampler_properti
   s->context = ctx;
   Hold(ctx);
   s->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(s->id);
-  w.u64(ctx->id);
-  w.u32(6);  // every property, defaults included
-  for (uint64_t v : {uint64_t{CL_SAMPLER_NORMALIZED_COORDS}, uint64_t{s->normalized},
-                     uint64_t{CL_SAMPLER_ADDRESSING_MODE}, uint64_t{s->addressing},
-                     uint64_t{CL_SAMPLER_FILTER_MODE}, uint64_t{s->filter}})
-    w.u64(v);
-  ctx->conn->Send(Op::CreateSampler, body);
+  // Every property, defaults included.
+  const proto::CreateSamplerRequest req{s->id,
+                                        ctx->id,
+                                        {CL_SAMPLER_NORMALIZED_COORDS, s->normalized,
+                                         CL_SAMPLER_ADDRESSING_MODE, s->addressing,
+                                         CL_SAMPLER_FILTER_MODE, s->filter}};
+  ctx->conn->Send(Op::CreateSampler, proto::EncodeBody(req));
   {
     std::lock_guard lk(g_samplers_mu);
     g_samplers.insert(s);

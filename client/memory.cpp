@@ -2,11 +2,11 @@
 #include <unordered_set>
 
 #include "client/icd.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 
 using proto::Op;
-using proto::Writer;
 
 namespace {
 std::mutex g_mems_mu;
@@ -49,19 +49,14 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   m->size = size;
   m->host_ptr = (flags & CL_MEM_USE_HOST_PTR) ? host_ptr : nullptr;
   m->id = ctx->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(m->id);
-  w.u64(ctx->id);
   // Host-pointer flags describe client memory; the server allocates device memory only.
   // Host-access flags are rules for the application's commands, checked here; the device
   // must not know them, since mapping a CL_MEM_HOST_WRITE_ONLY buffer for CL_MAP_WRITE
   // reads its contents (a host read the device would refuse).
-  w.u64(flags & ~(kHostPtrFlags | kHostAccessFlags));
-  w.u64(size);
-  w.u64(wants_ptr ? size : 0);
-  Status s = ctx->conn->Send(Op::CreateBuffer, body, wants_ptr ? host_ptr : nullptr,
-                             wants_ptr ? size : 0);
+  const proto::CreateBufferRequest req{m->id, ctx->id, flags & ~(kHostPtrFlags | kHostAccessFlags),
+                                       size, wants_ptr ? size : 0};
+  Status s = ctx->conn->Send(Op::CreateBuffer, proto::EncodeBody(req),
+                             wants_ptr ? host_ptr : nullptr, req.data_size);
   if (!s.ok()) {
     ctx->conn->RefundQuota(size);
     Drop(m);
@@ -128,14 +123,10 @@ cl_mem CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type 
   m->origin = region->origin;
   if (parent->host_ptr) m->host_ptr = static_cast<char*>(parent->host_ptr) + region->origin;
   m->id = m->context->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(m->id);
-  w.u64(parent->id);
-  w.u64(flags & ~kHostAccessFlags);  // checked here, as for buffers
-  w.u64(region->origin);
-  w.u64(region->size);
-  m->context->conn->Send(Op::CreateSubBuffer, body);
+  // Host-access flags are checked here, as for buffers.
+  const proto::CreateSubBufferRequest req{m->id, parent->id, flags & ~kHostAccessFlags,
+                                          region->origin, region->size};
+  m->context->conn->Send(Op::CreateSubBuffer, proto::EncodeBody(req));
   TrackMem(m, true);
   SetErr(err, CL_SUCCESS);
   return m;

@@ -11,6 +11,7 @@
 #include "client/discovery.h"
 #include "client/icd.h"
 #include "proto/info.h"
+#include "proto/messages.h"
 
 namespace rgpu::client {
 namespace {
@@ -220,14 +221,8 @@ cl_int ReturnInfo(const void* value, size_t value_size, size_t param_value_size,
 
 cl_int RemoteInfo(Connection& c, proto::InfoFamily family, uint64_t id, cl_uint param,
                   int32_t device, uint32_t aux, size_t size, void* out, size_t* size_ret) {
-  std::vector<uint8_t> body;
-  proto::Writer w(&body);
-  w.u8(static_cast<uint8_t>(family));
-  w.u64(id);
-  w.u32(param);
-  w.i32(device);
-  w.u32(aux);
-  Reply rep = c.Call(proto::Op::GetInfo, body);
+  const proto::GetInfoRequest req{family, id, param, device, aux};
+  Reply rep = c.Call(proto::Op::GetInfo, proto::EncodeBody(req));
   if (!rep.status.ok()) return rep.status.code();
   proto::Reader r = rep.reader();
   std::vector<uint8_t> v;

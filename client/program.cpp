@@ -11,7 +11,6 @@ namespace rgpu::client {
 using proto::InfoFamily;
 using proto::Op;
 using proto::Reader;
-using proto::Writer;
 
 namespace {
 
@@ -48,6 +47,13 @@ void ReadKernelList(cl_program p, Reader r) {
   p->kernels = std::move(ks);
   p->arg_shapes = std::move(shapes);
   p->built = !p->kernels.empty() || list_ok;
+}
+
+// The devices and options of a build, compile or link: no devices (all of the context's)
+// when the application named none.
+proto::BuildTarget BuildTargetOf(const cl_device_id* list, const std::vector<uint32_t>& idx,
+                                 const char* options) {
+  return proto::BuildTarget{list ? idx : std::vector<uint32_t>{}, options ? options : ""};
 }
 
 // Device indices on the server for a device list (all of the context's when null).
@@ -94,11 +100,8 @@ cl_program CreateProgramWithSource(cl_context ctx, cl_uint count, const char** s
   }
   auto* p = NewProgram(ctx);
   p->source = src;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(p->id);
-  w.u64(ctx->id);
-  w.str(src);
+  const std::vector<uint8_t> body =
+      proto::EncodeBody(proto::CreateProgramWithSourceRequest{p->id, ctx->id, std::move(src)});
   if (body.size() > proto::kMaxBody) {
     Drop(p);
     return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;
@@ -126,22 +129,16 @@ cl_program CreateProgramWithBinary(cl_context ctx, cl_uint n, const cl_device_id
   }
   auto* p = NewProgram(ctx);
   p->from_binary = true;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(p->id);
-  w.u64(ctx->id);
-  w.u32(n);
+  proto::CreateProgramWithBinaryRequest req{p->id, ctx->id, {}};
   for (cl_uint i = 0; i < n; ++i) {
-    w.u32(idx[i]);
-    w.bytes(binaries[i], lengths[i]);
+    const auto* bin = reinterpret_cast<const char*>(binaries[i]);
+    req.binaries.push_back({idx[i], std::string(bin, lengths[i])});
   }
-  Reply rep = ctx->conn->Call(Op::CreateProgramWithBinary, body);
+  Reply rep = ctx->conn->Call(Op::CreateProgramWithBinary, proto::EncodeBody(req));
   Reader r = rep.reader();
-  uint32_t ns = r.count(64, 4);
-  for (uint32_t i = 0; i < ns && i < n; ++i) {
-    int32_t st = r.i32();
-    if (binary_status) binary_status[i] = st;
-  }
+  proto::CreateProgramWithBinaryReply answer;
+  if (proto::CreateProgramWithBinaryReply::Decode(r, &answer) && binary_status)
+    for (size_t i = 0; i < answer.status.size() && i < n; ++i) binary_status[i] = answer.status[i];
   if (!rep.status.ok()) {
     delete p;  // the server kept nothing
     Drop(ctx);
@@ -186,14 +183,8 @@ cl_int BuildProgram(cl_program p, cl_uint n, const cl_device_id* list, const cha
   if (!DeviceIndices(p->context, n, list, &idx)) return CL_INVALID_DEVICE;
   // CL_INVALID_OPERATION if there are kernel objects attached to program
   if (p->kernel_count.load() > 0) return CL_INVALID_OPERATION;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(p->id);
-  w.u32(static_cast<uint32_t>(list ? idx.size() : 0));
-  if (list)
-    for (uint32_t i : idx) w.u32(i);
-  w.str(options ? options : "");
-  Reply rep = p->context->conn->Call(Op::BuildProgram, body);
+  const proto::BuildProgramRequest req{p->id, BuildTargetOf(list, idx, options)};
+  Reply rep = p->context->conn->Call(Op::BuildProgram, proto::EncodeBody(req));
   ReadKernelList(p, rep.reader());
   p->non_uniform_ok = AllowsNonUniform(options ? options : "");
   if (!rep.status.ok()) {
@@ -216,20 +207,12 @@ cl_int CompileProgram(cl_program p, cl_uint n, const cl_device_id* list, const c
   std::vector<uint32_t> idx;
   if (!DeviceIndices(p->context, n, list, &idx)) return CL_INVALID_DEVICE;
   if (p->kernel_count.load() > 0) return CL_INVALID_OPERATION;
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(p->id);
-  w.u32(static_cast<uint32_t>(list ? idx.size() : 0));
-  if (list)
-    for (uint32_t i : idx) w.u32(i);
-  w.str(options ? options : "");
-  w.u32(num_headers);
+  proto::CompileProgramRequest req{p->id, BuildTargetOf(list, idx, options), {}};
   for (cl_uint i = 0; i < num_headers; ++i) {
     if (!ValidProgram(headers[i])) return CL_INVALID_PROGRAM;
-    w.u64(headers[i]->id);
-    w.str(header_names[i] ? header_names[i] : "");
+    req.headers.push_back({headers[i]->id, header_names[i] ? header_names[i] : ""});
   }
-  Reply rep = p->context->conn->Call(Op::CompileProgram, body);
+  Reply rep = p->context->conn->Call(Op::CompileProgram, proto::EncodeBody(req));
   p->non_uniform_ok = AllowsNonUniform(options ? options : "");
   if (notify) notify(p, data);
   return rep.status.ok() ? CL_SUCCESS : rep.status.code();
@@ -247,17 +230,9 @@ cl_program LinkProgram(cl_context ctx, cl_uint n, const cl_device_id* list, cons
     if (!ValidProgram(inputs[i]) || inputs[i]->context != ctx)
       return SetErr(err, CL_INVALID_PROGRAM), nullptr;
   auto* p = NewProgram(ctx);
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(p->id);
-  w.u64(ctx->id);
-  w.u32(static_cast<uint32_t>(list ? idx.size() : 0));
-  if (list)
-    for (uint32_t i : idx) w.u32(i);
-  w.str(options ? options : "");
-  w.u32(num_inputs);
-  for (cl_uint i = 0; i < num_inputs; ++i) w.u64(inputs[i]->id);
-  Reply rep = ctx->conn->Call(Op::LinkProgram, body);
+  proto::LinkProgramRequest req{p->id, ctx->id, BuildTargetOf(list, idx, options), {}};
+  for (cl_uint i = 0; i < num_inputs; ++i) req.inputs.push_back(inputs[i]->id);
+  Reply rep = ctx->conn->Call(Op::LinkProgram, proto::EncodeBody(req));
   if (!rep.status.ok()) {
     delete p;
     Drop(ctx);
@@ -354,12 +329,8 @@ cl_kernel CreateKernel(cl_program p, const char* name, cl_int* err) {
   k->arg_shapes = std::move(shapes);
   k->arg_set.assign(nargs, false);
   k->id = p->context->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(k->id);
-  w.u64(p->id);
-  w.str(name);
-  p->context->conn->Send(Op::CreateKernel, body);
+  p->context->conn->Send(Op::CreateKernel,
+                         proto::EncodeBody(proto::CreateKernelRequest{k->id, p->id, name}));
   SetErr(err, CL_SUCCESS);
   return k;
 }
@@ -468,11 +439,8 @@ cl_kernel CloneKernel(cl_kernel source, cl_int* err) {
     k->arg_set = source->arg_set;
   }
   k->id = p->context->conn->NewId();
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u64(k->id);
-  w.u64(source->id);
-  p->context->conn->Send(Op::CloneKernel, body);
+  p->context->conn->Send(Op::CloneKernel,
+                         proto::EncodeBody(proto::CloneKernelRequest{k->id, source->id}));
   SetErr(err, CL_SUCCESS);
   return k;
 }

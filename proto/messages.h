@@ -2,9 +2,13 @@
 // write, with the limits both ends must agree on named beside it. A message's Encode gives
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
-// Typed so far: Hello, SetKernelArg, and every buffer, image and kernel command (clEnqueue*),
-// each as its command header and its own fields (issue 10 moves the other operations here one by one); the
-// layouts of the rest are in docs/protocol.md.
+// Typed: every request. Hello, AttachShared, the requests that create, query and release
+// objects (one <Op>Request each, named as the op), SetKernelArg, and every buffer, image and
+// kernel command (clEnqueue*) as its command header and its own fields; the replies with a
+// fixed layout too (CreateProgramWithBinary, GetEventProfiling, WaitEvents, CreateImage,
+// GetSupportedImageFormats). Still written by hand (docs/protocol.md has their layouts): the
+// Hello and Stats replies, the kernel list of a build, info values (proto/info.h), PutData,
+// and the notifications (ReadData, EventDone, AsyncError, Goodbye).
 #pragma once
 
 #include <array>
@@ -28,6 +32,17 @@ inline constexpr uint32_t kMaxHeaders = 1024;          // CompileProgram: embedd
 inline constexpr uint32_t kMaxLinkInputs = 1024;       // LinkProgram: input programs
 inline constexpr uint32_t kMaxPatternBytes = 128;      // FillBuffer: the pattern (OpenCL's limit)
 inline constexpr uint32_t kMaxMigrateObjects = 4096;   // MigrateMemObjects: memory objects
+inline constexpr uint32_t kMaxDevices = 64;            // devices named in one request
+inline constexpr uint32_t kMaxSamplerValues = 2 * kMaxSamplerProps;  // CreateSampler: names, values
+
+// The frame body of a message that nothing follows (no data tail).
+template <typename M>
+std::vector<uint8_t> EncodeBody(const M& m) {
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  m.EncodeTo(w);
+  return body;
+}
 
 // Hello: the first request of every connection.
 //   u32 magic | u16 version | u16 features | str token | str client_name
@@ -59,6 +74,626 @@ struct HelloRequest {
   }
 };
 
+// The requests that create objects. The client chooses each new object's id; rgpud answers
+// none of them (a failure is an AsyncError). Decode does not check that the body ends:
+// CreateBuffer is followed by its data, and the handlers check the end of the others.
+
+// CreateContext.   u64 context | u32 n (at most kMaxDevices) | n x u32 device index
+struct CreateContextRequest {
+  uint64_t context = 0;
+  std::vector<uint32_t> devices;
+
+  bool operator==(const CreateContextRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(context);
+    w.u32(static_cast<uint32_t>(devices.size()));
+    for (uint32_t d : devices) w.u32(d);
+  }
+  static bool Decode(Reader& r, CreateContextRequest* out) {
+    out->context = r.u64();
+    out->devices.resize(r.count(kMaxDevices, 4));
+    for (auto& d : out->devices) d = r.u32();
+    return r.ok();
+  }
+};
+
+// CreateQueue.   u64 queue | u64 context | u32 device index | u64 properties
+struct CreateQueueRequest {
+  uint64_t queue = 0, context = 0;
+  uint32_t device = 0;
+  uint64_t properties = 0;
+
+  bool operator==(const CreateQueueRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(queue);
+    w.u64(context);
+    w.u32(device);
+    w.u64(properties);
+  }
+  static bool Decode(Reader& r, CreateQueueRequest* out) {
+    out->queue = r.u64();
+    out->context = r.u64();
+    out->device = r.u32();
+    out->properties = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateBuffer: the initial contents, if any, follow as a blob (as WriteBuffer's data).
+//   u64 mem | u64 context | u64 flags | u64 size | u64 data_size (0 or size) | data tail
+struct CreateBufferRequest {
+  uint64_t mem = 0, context = 0, flags = 0, size = 0;
+  uint64_t data_size = 0;  // of the initial contents that follow: 0 (none) or size
+
+  bool operator==(const CreateBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(context);
+    w.u64(flags);
+    w.u64(size);
+    w.u64(data_size);
+  }
+  static bool Decode(Reader& r, CreateBufferRequest* out) {
+    out->mem = r.u64();
+    out->context = r.u64();
+    out->flags = r.u64();
+    out->size = r.u64();
+    out->data_size = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateSubBuffer.   u64 mem | u64 parent | u64 flags | u64 origin | u64 size
+struct CreateSubBufferRequest {
+  uint64_t mem = 0, parent = 0, flags = 0, origin = 0, size = 0;
+
+  bool operator==(const CreateSubBufferRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(parent);
+    w.u64(flags);
+    w.u64(origin);
+    w.u64(size);
+  }
+  static bool Decode(Reader& r, CreateSubBufferRequest* out) {
+    out->mem = r.u64();
+    out->parent = r.u64();
+    out->flags = r.u64();
+    out->origin = r.u64();
+    out->size = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateSampler: the property list without its terminating 0 (names and values).
+//   u64 sampler | u64 context | u32 n (at most kMaxSamplerValues) | n x u64 property
+struct CreateSamplerRequest {
+  uint64_t sampler = 0, context = 0;
+  std::vector<uint64_t> properties;
+
+  bool operator==(const CreateSamplerRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(sampler);
+    w.u64(context);
+    w.u32(static_cast<uint32_t>(properties.size()));
+    for (uint64_t p : properties) w.u64(p);
+  }
+  static bool Decode(Reader& r, CreateSamplerRequest* out) {
+    out->sampler = r.u64();
+    out->context = r.u64();
+    out->properties.resize(r.count(kMaxSamplerValues, 8));
+    for (auto& p : out->properties) p = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateUserEvent.   u64 event | u64 context
+struct CreateUserEventRequest {
+  uint64_t event = 0, context = 0;
+
+  bool operator==(const CreateUserEventRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(event);
+    w.u64(context);
+  }
+  static bool Decode(Reader& r, CreateUserEventRequest* out) {
+    out->event = r.u64();
+    out->context = r.u64();
+    return r.ok();
+  }
+};
+
+// The requests that make programs and kernels. Device lists hold rgpud's device indices (an
+// empty list: all of the context's devices); options are at most kMaxOptionBytes.
+
+// CreateProgramWithSource.   u64 program | u64 context | str source
+struct CreateProgramWithSourceRequest {
+  uint64_t program = 0, context = 0;
+  std::string source;
+
+  bool operator==(const CreateProgramWithSourceRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    w.u64(context);
+    w.str(source);
+  }
+  static bool Decode(Reader& r, CreateProgramWithSourceRequest* out) {
+    out->program = r.u64();
+    out->context = r.u64();
+    out->source = r.str(kMaxBody);
+    return r.ok();
+  }
+};
+
+// CreateProgramWithBinary [tag].   u64 program | u64 context | u32 n (at most kMaxDevices) |
+//   n x (u32 device | bytes binary)
+// Answered by a CreateProgramWithBinaryReply, also on failure.
+struct CreateProgramWithBinaryRequest {
+  struct Binary {
+    uint32_t device = 0;
+    std::string bytes;
+    bool operator==(const Binary&) const = default;
+  };
+  uint64_t program = 0, context = 0;
+  std::vector<Binary> binaries;
+
+  bool operator==(const CreateProgramWithBinaryRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    w.u64(context);
+    w.u32(static_cast<uint32_t>(binaries.size()));
+    for (const Binary& b : binaries) {
+      w.u32(b.device);
+      w.str(b.bytes);
+    }
+  }
+  static bool Decode(Reader& r, CreateProgramWithBinaryRequest* out) {
+    out->program = r.u64();
+    out->context = r.u64();
+    out->binaries.resize(r.count(kMaxDevices, 8));
+    for (Binary& b : out->binaries) {
+      b.device = r.u32();
+      b.bytes = r.str(kMaxBody);
+    }
+    return r.ok();
+  }
+};
+//   u32 n (at most kMaxDevices) | n x i32 binary status, one per binary sent
+struct CreateProgramWithBinaryReply {
+  std::vector<int32_t> status;
+
+  bool operator==(const CreateProgramWithBinaryReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(status.size()));
+    for (int32_t s : status) w.i32(s);
+  }
+  static bool Decode(Reader& r, CreateProgramWithBinaryReply* out) {
+    out->status.resize(r.count(kMaxDevices, 4));
+    for (int32_t& s : out->status) s = r.i32();
+    return r.ok();
+  }
+};
+
+// The device list and options that BuildProgram, CompileProgram and LinkProgram share.
+//   u32 n (at most kMaxDevices) | n x u32 device | str options (at most kMaxOptionBytes)
+struct BuildTarget {
+  std::vector<uint32_t> devices;
+  std::string options;
+
+  bool operator==(const BuildTarget&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(devices.size()));
+    for (uint32_t d : devices) w.u32(d);
+    w.str(options);
+  }
+  static bool Decode(Reader& r, BuildTarget* out) {
+    out->devices.resize(r.count(kMaxDevices, 4));
+    for (auto& d : out->devices) d = r.u32();
+    out->options = r.str(kMaxOptionBytes);
+    return r.ok();
+  }
+};
+
+// BuildProgram [tag]: answered by the kernel list (docs/protocol.md), also on failure.
+//   u64 program | build target
+struct BuildProgramRequest {
+  uint64_t program = 0;
+  BuildTarget target;
+
+  bool operator==(const BuildProgramRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    target.EncodeTo(w);
+  }
+  static bool Decode(Reader& r, BuildProgramRequest* out) {
+    out->program = r.u64();
+    BuildTarget::Decode(r, &out->target);
+    return r.ok();
+  }
+};
+
+// CompileProgram [tag]: the embedded headers are programs of the session and the names the
+// source includes them by.
+//   u64 program | build target | u32 n (at most kMaxHeaders) |
+//   n x (u64 header program | str include name (at most kMaxNameBytes))
+struct CompileProgramRequest {
+  struct Header {
+    uint64_t program = 0;
+    std::string name;
+    bool operator==(const Header&) const = default;
+  };
+  uint64_t program = 0;
+  BuildTarget target;
+  std::vector<Header> headers;
+
+  bool operator==(const CompileProgramRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    target.EncodeTo(w);
+    w.u32(static_cast<uint32_t>(headers.size()));
+    for (const Header& h : headers) {
+      w.u64(h.program);
+      w.str(h.name);
+    }
+  }
+  static bool Decode(Reader& r, CompileProgramRequest* out) {
+    out->program = r.u64();
+    BuildTarget::Decode(r, &out->target);
+    out->headers.resize(r.count(kMaxHeaders, 12));
+    for (Header& h : out->headers) {
+      h.program = r.u64();
+      h.name = r.str(kMaxNameBytes);
+    }
+    return r.ok();
+  }
+};
+
+// LinkProgram [tag]: makes a new program of the inputs; answered by its kernel list.
+//   u64 program | u64 context | build target | u32 n (at most kMaxLinkInputs) | n x u64 input
+struct LinkProgramRequest {
+  uint64_t program = 0, context = 0;
+  BuildTarget target;
+  std::vector<uint64_t> inputs;
+
+  bool operator==(const LinkProgramRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(program);
+    w.u64(context);
+    target.EncodeTo(w);
+    w.u32(static_cast<uint32_t>(inputs.size()));
+    for (uint64_t p : inputs) w.u64(p);
+  }
+  static bool Decode(Reader& r, LinkProgramRequest* out) {
+    out->program = r.u64();
+    out->context = r.u64();
+    BuildTarget::Decode(r, &out->target);
+    out->inputs.resize(r.count(kMaxLinkInputs, 8));
+    for (auto& p : out->inputs) p = r.u64();
+    return r.ok();
+  }
+};
+
+// CreateKernel.   u64 kernel | u64 program | str name (at most kMaxNameBytes)
+struct CreateKernelRequest {
+  uint64_t kernel = 0, program = 0;
+  std::string name;
+
+  bool operator==(const CreateKernelRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(kernel);
+    w.u64(program);
+    w.str(name);
+  }
+  static bool Decode(Reader& r, CreateKernelRequest* out) {
+    out->kernel = r.u64();
+    out->program = r.u64();
+    out->name = r.str(kMaxNameBytes);
+    return r.ok();
+  }
+};
+
+// CloneKernel: a new kernel of the source's program and name, with its arguments.
+//   u64 kernel | u64 source kernel
+struct CloneKernelRequest {
+  uint64_t kernel = 0, source = 0;
+
+  bool operator==(const CloneKernelRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(kernel);
+    w.u64(source);
+  }
+  static bool Decode(Reader& r, CloneKernelRequest* out) {
+    out->kernel = r.u64();
+    out->source = r.u64();
+    return r.ok();
+  }
+};
+
+// Release: the session forgets the object (OpenCL's last clRelease* of the application).
+//   u8 object type (ObjType) | u64 id
+struct ReleaseRequest {
+  ObjType type = ObjType::None;
+  uint64_t id = 0;
+
+  bool operator==(const ReleaseRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u8(static_cast<uint8_t>(type));
+    w.u64(id);
+  }
+  // Any type byte decodes: one that names no type names no object of the session either.
+  static bool Decode(Reader& r, ReleaseRequest* out) {
+    out->type = static_cast<ObjType>(r.u8());
+    out->id = r.u64();
+    return r.ok();
+  }
+};
+
+// Flush, and Finish [tag] (answered when everything queued before it is done).
+//   u64 queue
+struct QueueRequest {
+  uint64_t queue = 0;
+
+  bool operator==(const QueueRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(queue); }
+  static bool Decode(Reader& r, QueueRequest* out) {
+    out->queue = r.u64();
+    return r.ok();
+  }
+};
+using FlushRequest = QueueRequest;
+using FinishRequest = QueueRequest;
+
+// WatchEvent (EventDone is sent when the event completes), and GetEventProfiling [tag]
+// (answered by a GetEventProfilingReply).
+//   u64 event
+struct EventRequest {
+  uint64_t event = 0;
+
+  bool operator==(const EventRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(event); }
+  static bool Decode(Reader& r, EventRequest* out) {
+    out->event = r.u64();
+    return r.ok();
+  }
+};
+using WatchEventRequest = EventRequest;
+using GetEventProfilingRequest = EventRequest;
+
+//   u64 queued | u64 submit | u64 start | u64 end   (device nanoseconds)
+struct GetEventProfilingReply {
+  uint64_t queued = 0, submit = 0, start = 0, end = 0;
+
+  bool operator==(const GetEventProfilingReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(queued);
+    w.u64(submit);
+    w.u64(start);
+    w.u64(end);
+  }
+  static bool Decode(Reader& r, GetEventProfilingReply* out) {
+    out->queued = r.u64();
+    out->submit = r.u64();
+    out->start = r.u64();
+    out->end = r.u64();
+    return r.ok();
+  }
+};
+
+// WaitEvents [tag]: answered when every event has completed or failed.
+//   u32 n (at most kMaxWaitList) | n x u64 event
+struct WaitEventsRequest {
+  std::vector<uint64_t> events;
+
+  bool operator==(const WaitEventsRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(events.size()));
+    for (uint64_t e : events) w.u64(e);
+  }
+  static bool Decode(Reader& r, WaitEventsRequest* out) {
+    out->events.resize(r.count(kMaxWaitList, 8));
+    for (auto& e : out->events) e = r.u64();
+    return r.ok();
+  }
+};
+//   u32 n (at most kMaxWaitList) | n x i32 status (CL_COMPLETE or negative), in request order
+struct WaitEventsReply {
+  std::vector<int32_t> status;
+
+  bool operator==(const WaitEventsReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(status.size()));
+    for (int32_t s : status) w.i32(s);
+  }
+  static bool Decode(Reader& r, WaitEventsReply* out) {
+    out->status.resize(r.count(kMaxWaitList, 4));
+    for (auto& s : out->status) s = r.i32();
+    return r.ok();
+  }
+};
+
+// SetUserEventStatus.   u64 event | i32 status (CL_COMPLETE or negative)
+struct SetUserEventStatusRequest {
+  uint64_t event = 0;
+  int32_t status = 0;
+
+  bool operator==(const SetUserEventStatusRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(event);
+    w.i32(status);
+  }
+  static bool Decode(Reader& r, SetUserEventStatusRequest* out) {
+    out->event = r.u64();
+    out->status = r.i32();
+    return r.ok();
+  }
+};
+
+// Stats [tag]: an empty body; the reply is what `rgpu status` shows (Session::Stats writes it).
+struct StatsRequest {
+  bool operator==(const StatsRequest&) const = default;
+  void EncodeTo(Writer&) const {}
+  static bool Decode(Reader& r, StatsRequest*) { return r.ok(); }
+};
+
+// GetInfo [tag]: a clGet*Info the client cannot answer from its own records; answered by the
+// info value (proto/info.h).
+//   u8 family (InfoFamily) | u64 id (a device index for devices) | u32 param |
+//   i32 device index (-1: none) | u32 aux (an argument's index)
+struct GetInfoRequest {
+  InfoFamily family = InfoFamily::Device;
+  uint64_t id = 0;
+  uint32_t param = 0;
+  int32_t device = -1;
+  uint32_t aux = 0;
+
+  bool operator==(const GetInfoRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u8(static_cast<uint8_t>(family));
+    w.u64(id);
+    w.u32(param);
+    w.i32(device);
+    w.u32(aux);
+  }
+  // Any family byte decodes: rgpud answers one it does not know with an error.
+  static bool Decode(Reader& r, GetInfoRequest* out) {
+    out->family = static_cast<InfoFamily>(r.u8());
+    out->id = r.u64();
+    out->param = r.u32();
+    out->device = r.i32();
+    out->aux = r.u32();
+    return r.ok();
+  }
+};
+
+// CreateImage [tag]: the initial contents, if any, follow as a blob, packed (rows of width x
+// pixel size; the pitches are then 0). `buffer` is the buffer an image is made from (0: none).
+//   u64 mem | u64 context | u64 flags | u32 channel_order | u32 channel_type | u32 image_type |
+//   u64 width | u64 height | u64 depth | u64 array_size | u64 row_pitch | u64 slice_pitch |
+//   u32 mip_levels | u32 samples | u64 buffer | u64 data_size (0 or the packed size) | data tail
+struct CreateImageRequest {
+  uint64_t mem = 0, context = 0, flags = 0;
+  uint32_t channel_order = 0, channel_type = 0, image_type = 0;
+  uint64_t width = 0, height = 0, depth = 0, array_size = 0, row_pitch = 0, slice_pitch = 0;
+  uint32_t mip_levels = 0, samples = 0;
+  uint64_t buffer = 0;
+  uint64_t data_size = 0;  // of the initial contents that follow
+
+  bool operator==(const CreateImageRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(mem);
+    w.u64(context);
+    w.u64(flags);
+    w.u32(channel_order);
+    w.u32(channel_type);
+    w.u32(image_type);
+    w.u64(width);
+    w.u64(height);
+    w.u64(depth);
+    w.u64(array_size);
+    w.u64(row_pitch);
+    w.u64(slice_pitch);
+    w.u32(mip_levels);
+    w.u32(samples);
+    w.u64(buffer);
+    w.u64(data_size);
+  }
+  static bool Decode(Reader& r, CreateImageRequest* out) {
+    out->mem = r.u64();
+    out->context = r.u64();
+    out->flags = r.u64();
+    out->channel_order = r.u32();
+    out->channel_type = r.u32();
+    out->image_type = r.u32();
+    out->width = r.u64();
+    out->height = r.u64();
+    out->depth = r.u64();
+    out->array_size = r.u64();
+    out->row_pitch = r.u64();
+    out->slice_pitch = r.u64();
+    out->mip_levels = r.u32();
+    out->samples = r.u32();
+    out->buffer = r.u64();
+    out->data_size = r.u64();
+    return r.ok();
+  }
+};
+// The device's answers about the image it made.
+//   u64 pixel_size | u64 row_pitch | u64 slice_pitch | u64 mem_size
+struct CreateImageReply {
+  uint64_t pixel_size = 0, row_pitch = 0, slice_pitch = 0, mem_size = 0;
+
+  bool operator==(const CreateImageReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(pixel_size);
+    w.u64(row_pitch);
+    w.u64(slice_pitch);
+    w.u64(mem_size);
+  }
+  static bool Decode(Reader& r, CreateImageReply* out) {
+    out->pixel_size = r.u64();
+    out->row_pitch = r.u64();
+    out->slice_pitch = r.u64();
+    out->mem_size = r.u64();
+    return r.ok();
+  }
+};
+
+// GetSupportedImageFormats [tag].   u64 context | u64 flags | u32 image_type
+struct GetSupportedImageFormatsRequest {
+  uint64_t context = 0, flags = 0;
+  uint32_t image_type = 0;
+
+  bool operator==(const GetSupportedImageFormatsRequest&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(context);
+    w.u64(flags);
+    w.u32(image_type);
+  }
+  static bool Decode(Reader& r, GetSupportedImageFormatsRequest* out) {
+    out->context = r.u64();
+    out->flags = r.u64();
+    out->image_type = r.u32();
+    return r.ok();
+  }
+};
+//   u32 n (at most kMaxImageFormats) | n x (u32 channel_order | u32 channel_type)
+struct GetSupportedImageFormatsReply {
+  struct Format {
+    uint32_t channel_order = 0, channel_type = 0;
+    bool operator==(const Format&) const = default;
+  };
+  std::vector<Format> formats;
+
+  bool operator==(const GetSupportedImageFormatsReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(formats.size()));
+    for (const Format& f : formats) {
+      w.u32(f.channel_order);
+      w.u32(f.channel_type);
+    }
+  }
+  static bool Decode(Reader& r, GetSupportedImageFormatsReply* out) {
+    out->formats.resize(r.count(kMaxImageFormats, 8));
+    for (Format& f : out->formats) {
+      f.channel_order = r.u32();
+      f.channel_type = r.u32();
+    }
+    return r.ok();
+  }
+};
+
+// AttachShared [tag]: the region's memfd travels with the frame's bytes (SCM_RIGHTS);
+// docs/protocol.md, "Shared memory".   u64 size
+struct AttachSharedRequest {
+  uint64_t size = 0;
+
+  bool operator==(const AttachSharedRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(size); }
+  static bool Decode(Reader& r, AttachSharedRequest* out) {
+    out->size = r.u64();
+    return r.ok();
+  }
+};
 
 using Triple = std::array<uint64_t, 3>;
 

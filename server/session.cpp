@@ -602,11 +602,11 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CreateContext(Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  if (!r.done()) return Status::Protocol("malformed CreateContext");
+  proto::CreateContextRequest req;
+  if (!proto::CreateContextRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateContext");
+  const uint64_t id = req.context;
+  const std::vector<int> devs(req.devices.begin(), req.devices.end());
   for (int d : devs)
     if (!tenant()->MayUse(d))
       return AsyncFailure(Op::CreateContext, id,
@@ -627,10 +627,11 @@ Status Session::CreateContext(Reader& r) {
 }
 
 Status Session::CreateQueue(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  int dev = static_cast<int>(r.u32());
-  uint64_t props = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateQueue");
+  proto::CreateQueueRequest req;
+  if (!proto::CreateQueueRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateQueue");
+  const uint64_t id = req.queue, ctx_id = req.context, props = req.properties;
+  const int dev = static_cast<int>(req.device);
   if (!tenant()->MayUse(dev))
     return AsyncFailure(Op::CreateQueue, id,
                         Status::Error(CL_INVALID_DEVICE, "device not one of this tenant's")),
@@ -695,8 +696,11 @@ Status Session::ReceivePutData(const FrameHeader& h) {
 }
 
 Status Session::CreateBuffer(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64(), flags = r.u64(), size = r.u64();
-  auto blob = TakeBlob(r.u64(), r);
+  proto::CreateBufferRequest req;
+  if (!proto::CreateBufferRequest::Decode(r, &req))
+    return Status::Protocol("malformed CreateBuffer");
+  const uint64_t id = req.mem, ctx_id = req.context, flags = req.flags, size = req.size;
+  auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
   if (!(*blob)->empty() && (*blob)->size() != size)
     return Status::Protocol("initial data does not match the buffer size");
@@ -727,12 +731,14 @@ Status Session::CreateBuffer(Reader& r) {
 }
 
 Status Session::CreateSubBuffer(Reader& r) {
-  uint64_t id = r.u64(), parent_id = r.u64(), flags = r.u64(), origin = r.u64(), size = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateSubBuffer");
+  proto::CreateSubBufferRequest req;
+  if (!proto::CreateSubBufferRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateSubBuffer");
+  const uint64_t id = req.mem, parent_id = req.parent, size = req.size;
   auto parent = Lookup(parent_id, ObjType::Mem);
   if (!parent.ok()) return AsyncFailure(Op::CreateSubBuffer, id, parent.status()), Status::Ok();
-  auto m = server_->backend().CreateSubBuffer(static_cast<BkMem*>((*parent)->handle), flags,
-                                              origin, size);
+  auto m = server_->backend().CreateSubBuffer(static_cast<BkMem*>((*parent)->handle), req.flags,
+                                              req.origin, size);
   if (!m.ok()) return AsyncFailure(Op::CreateSubBuffer, id, m.status()), Status::Ok();
   Entry e;
   e.type = ObjType::Mem;
@@ -743,9 +749,11 @@ Status Session::CreateSubBuffer(Reader& r) {
 }
 
 Status Session::CreateProgramWithSource(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  std::string_view src = r.bytes();
-  if (!r.done()) return Status::Protocol("malformed CreateProgramWithSource");
+  proto::CreateProgramWithSourceRequest req;
+  if (!proto::CreateProgramWithSourceRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateProgramWithSource");
+  const uint64_t id = req.program, ctx_id = req.context;
+  const std::string& src = req.source;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateProgramWithSource, id, ctx.status()), Status::Ok();
   auto p = server_->backend().CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle), src);
@@ -754,29 +762,27 @@ Status Session::CreateProgramWithSource(Reader& r) {
   e.type = ObjType::Program;
   e.handle = *p;
   e.parent = ctx_id;
-  e.source = std::string(src);
+  e.source = std::move(req.source);
   return InsertOwned(id, std::move(e));
 }
 
 Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  uint32_t n = r.count(64, 8);
+  proto::CreateProgramWithBinaryRequest req;
+  if (!proto::CreateProgramWithBinaryRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateProgramWithBinary");
+  const uint64_t id = req.program, ctx_id = req.context;
   std::vector<int> devs;
   std::vector<std::string> bins;
-  for (uint32_t i = 0; i < n; ++i) {
-    devs.push_back(static_cast<int>(r.u32()));
-    bins.push_back(r.str());
+  for (auto& b : req.binaries) {
+    devs.push_back(static_cast<int>(b.device));
+    bins.push_back(std::move(b.bytes));
   }
-  if (!r.done()) return Status::Protocol("malformed CreateProgramWithBinary");
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
-  std::vector<int32_t> st;
-  auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle),
-                                                      devs, bins, &st);
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u32(static_cast<uint32_t>(st.size()));
-  for (int32_t v : st) w.i32(v);
+  proto::CreateProgramWithBinaryReply answer;
+  auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle), devs,
+                                                      bins, &answer.status);
+  const std::vector<uint8_t> f = proto::EncodeBody(answer);
   if (!p.ok()) return Reply(h, p.status(), f), Status::Ok();
   Entry e;
   e.type = ObjType::Program;
@@ -827,12 +833,12 @@ void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks,
 }  // namespace
 
 Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(proto::kMaxOptionBytes);
-  if (!r.done()) return Status::Protocol("malformed BuildProgram");
+  proto::BuildProgramRequest req;
+  if (!proto::BuildProgramRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed BuildProgram");
+  const uint64_t id = req.program;
+  const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
+  const std::string& options = req.target.options;
   auto p = Lookup(id, ObjType::Program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   Entry& e = **p;
@@ -885,51 +891,45 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CompileProgram(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(proto::kMaxOptionBytes);
-  uint32_t nh = r.count(proto::kMaxHeaders, 12);
+  proto::CompileProgramRequest req;
+  if (!proto::CompileProgramRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CompileProgram");
+  const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
   std::vector<BkProgram*> headers;
   std::vector<std::string> names;
   Status lookup_err;
-  for (uint32_t i = 0; i < nh; ++i) {
-    uint64_t hid = r.u64();
-    names.push_back(r.str(proto::kMaxNameBytes));
-    auto hp = Lookup(hid, ObjType::Program);
+  for (auto& header : req.headers) {
+    names.push_back(std::move(header.name));
+    auto hp = Lookup(header.program, ObjType::Program);
     if (!hp.ok()) lookup_err = hp.status();
     else headers.push_back(static_cast<BkProgram*>((*hp)->handle));
   }
-  if (!r.done()) return Status::Protocol("malformed CompileProgram");
-  auto p = Lookup(id, ObjType::Program);
+  auto p = Lookup(req.program, ObjType::Program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
-  Reply(h, server_->backend().CompileProgram(static_cast<BkProgram*>((*p)->handle), devs, options,
-                                             headers, names));
+  Reply(h, server_->backend().CompileProgram(static_cast<BkProgram*>((*p)->handle), devs,
+                                             req.target.options, headers, names));
   return Status::Ok();
 }
 
 Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  uint32_t n = r.count(64, 4);
-  std::vector<int> devs;
-  for (uint32_t i = 0; i < n; ++i) devs.push_back(static_cast<int>(r.u32()));
-  std::string options = r.str(proto::kMaxOptionBytes);
-  uint32_t np = r.count(proto::kMaxLinkInputs, 8);
+  proto::LinkProgramRequest req;
+  if (!proto::LinkProgramRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed LinkProgram");
+  const uint64_t id = req.program, ctx_id = req.context;
+  const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
   std::vector<BkProgram*> inputs;
   Status lookup_err;
-  for (uint32_t i = 0; i < np; ++i) {
-    auto ip = Lookup(r.u64(), ObjType::Program);
+  for (uint64_t input : req.inputs) {
+    auto ip = Lookup(input, ObjType::Program);
     if (!ip.ok()) lookup_err = ip.status();
     else inputs.push_back(static_cast<BkProgram*>((*ip)->handle));
   }
-  if (!r.done()) return Status::Protocol("malformed LinkProgram");
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
-  auto p = server_->backend().LinkProgram(static_cast<BkContext*>((*ctx)->handle), devs, options,
-                                          inputs);
+  auto p = server_->backend().LinkProgram(static_cast<BkContext*>((*ctx)->handle), devs,
+                                          req.target.options, inputs);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   Entry e;
   e.type = ObjType::Program;
@@ -946,9 +946,11 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::CreateKernel(Reader& r) {
-  uint64_t id = r.u64(), prog_id = r.u64();
-  std::string name = r.str(proto::kMaxNameBytes);
-  if (!r.done()) return Status::Protocol("malformed CreateKernel");
+  proto::CreateKernelRequest req;
+  if (!proto::CreateKernelRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateKernel");
+  const uint64_t id = req.kernel, prog_id = req.program;
+  const std::string& name = req.name;
   auto p = Lookup(prog_id, ObjType::Program);
   if (!p.ok()) return AsyncFailure(Op::CreateKernel, id, p.status()), Status::Ok();
   auto k = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
@@ -976,8 +978,10 @@ Status Session::CreateKernel(Reader& r) {
 // clCloneKernel: a new kernel of the same program and name with the source's arguments
 // (they are applied at launch, so copying the session's record copies them).
 Status Session::CloneKernel(Reader& r) {
-  uint64_t id = r.u64(), source_id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CloneKernel");
+  proto::CloneKernelRequest req;
+  if (!proto::CloneKernelRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CloneKernel");
+  const uint64_t id = req.kernel, source_id = req.source;
   auto src = Lookup(source_id, ObjType::Kernel);
   if (!src.ok()) return AsyncFailure(Op::CloneKernel, id, src.status()), Status::Ok();
   const Entry& s = **src;
@@ -1036,8 +1040,10 @@ Status Session::SetKernelArg(Reader& r) {
 }
 
 Status Session::CreateUserEvent(Reader& r) {
-  uint64_t id = r.u64(), ctx_id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateUserEvent");
+  proto::CreateUserEventRequest req;
+  if (!proto::CreateUserEventRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateUserEvent");
+  const uint64_t id = req.event, ctx_id = req.context;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateUserEvent, id, ctx.status()), Status::Ok();
   auto ev = server_->backend().CreateUserEvent(static_cast<BkContext*>((*ctx)->handle));
@@ -1053,9 +1059,11 @@ Status Session::CreateUserEvent(Reader& r) {
 }
 
 Status Session::SetUserEventStatus(Reader& r) {
-  uint64_t id = r.u64();
-  int32_t status = r.i32();
-  if (!r.done()) return Status::Protocol("malformed SetUserEventStatus");
+  proto::SetUserEventStatusRequest req;
+  if (!proto::SetUserEventStatusRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed SetUserEventStatus");
+  const uint64_t id = req.event;
+  const int32_t status = req.status;
   auto e = Lookup(id, ObjType::Event);
   if (!e.ok() || !(*e)->is_user_event)
     return AsyncFailure(Op::SetUserEventStatus, 0,
@@ -1071,10 +1079,11 @@ Status Session::SetUserEventStatus(Reader& r) {
 }
 
 Status Session::Release(Reader& r) {
-  auto type = static_cast<ObjType>(r.u8());
-  uint64_t id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed Release");
-  auto e = Lookup(id, type);
+  proto::ReleaseRequest req;
+  if (!proto::ReleaseRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Release");
+  const uint64_t id = req.id;
+  auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
   ReleaseEntry(id, **e);
   objects_.erase(id);
@@ -1083,12 +1092,13 @@ Status Session::Release(Reader& r) {
 
 Status Session::GetInfo(const FrameHeader& h, Reader& r) {
   using F = proto::InfoFamily;
-  auto family = static_cast<F>(r.u8());
-  uint64_t id = r.u64();
-  uint32_t param = r.u32();
-  int32_t device = r.i32();
-  uint32_t aux = r.u32();
-  if (!r.done()) return Status::Protocol("malformed GetInfo");
+  proto::GetInfoRequest req;
+  if (!proto::GetInfoRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed GetInfo");
+  const F family = req.family;
+  const uint64_t id = req.id;
+  const uint32_t param = req.param, aux = req.aux;
+  const int32_t device = req.device;
   std::vector<uint8_t> raw;
   Status s;
   if (family == F::Device) {
@@ -1133,9 +1143,10 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
-  uint64_t id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed GetEventProfiling");
-  auto e = Lookup(id, ObjType::Event);
+  proto::GetEventProfilingRequest req;
+  if (!proto::GetEventProfilingRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed GetEventProfiling");
+  auto e = Lookup(req.event, ObjType::Event);
   if (!e.ok()) return Reply(h, e.status()), Status::Ok();
   Result<ProfilingTimes> t = Status::Error(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
   if ((*e)->times) {
@@ -1151,13 +1162,8 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
     t = server_->backend().Profiling(static_cast<BkEvent*>((*e)->handle));
   }
   if (!t.ok()) return Reply(h, t.status()), Status::Ok();
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u64(t->queued);
-  w.u64(t->submit);
-  w.u64(t->start);
-  w.u64(t->end);
-  Reply(h, Status::Ok(), f);
+  const proto::GetEventProfilingReply answer{t->queued, t->submit, t->start, t->end};
+  Reply(h, Status::Ok(), proto::EncodeBody(answer));
   return Status::Ok();
 }
 
@@ -1204,17 +1210,19 @@ Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device, bool control) {
 }
 
 Status Session::Flush(Reader& r) {
-  uint64_t qid = r.u64();
-  if (!r.done()) return Status::Protocol("malformed Flush");
-  auto q = Lookup(qid, ObjType::Queue);
+  proto::FlushRequest req;
+  if (!proto::FlushRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Flush");
+  auto q = Lookup(req.queue, ObjType::Queue);
   if (q.ok()) server_->backend().Flush(static_cast<BkQueue*>((*q)->handle));
   return Status::Ok();
 }
 
 Status Session::Finish(const FrameHeader& h, Reader& r) {
-  uint64_t qid = r.u64();
-  if (!r.done()) return Status::Protocol("malformed Finish");
-  auto q = Lookup(qid, ObjType::Queue);
+  proto::FinishRequest req;
+  if (!proto::FinishRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Finish");
+  auto q = Lookup(req.queue, ObjType::Queue);
   if (!q.ok()) return Reply(h, q.status()), Status::Ok();
   if (CanWaitInline()) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
@@ -1238,12 +1246,11 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
-  uint32_t n = r.count(proto::kMaxWaitList, 8);
-  std::vector<uint64_t> ids(n);
-  for (auto& id : ids) id = r.u64();
-  if (!r.done() || h.tag == 0) return Status::Protocol("malformed WaitEvents");
+  proto::WaitEventsRequest req;
+  if (!proto::WaitEventsRequest::Decode(r, &req) || !r.done() || h.tag == 0)
+    return Status::Protocol("malformed WaitEvents");
   std::vector<BkEvent*> evs;
-  for (uint64_t id : ids) {
+  for (uint64_t id : req.events) {
     auto e = Lookup(id, ObjType::Event);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
     evs.push_back(static_cast<BkEvent*>((*e)->handle));
@@ -1251,20 +1258,16 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   struct Pending {
     std::mutex mu;
     size_t left;
-    std::vector<int32_t> status;
+    proto::WaitEventsReply answer;
   };
   auto pending = std::make_shared<Pending>();
   pending->left = evs.size();
-  pending->status.assign(evs.size(), CL_COMPLETE);
+  pending->answer.status.assign(evs.size(), CL_COMPLETE);
   auto out = outbox_;
   uint16_t op = h.op;
   uint64_t tag = h.tag;
   auto finish = [out, op, tag, pending] {
-    std::vector<uint8_t> f;
-    Writer w(&f);
-    w.u32(static_cast<uint32_t>(pending->status.size()));
-    for (int32_t s : pending->status) w.i32(s);
-    SendReply(*out, op, tag, Status::Ok(), f);
+    SendReply(*out, op, tag, Status::Ok(), proto::EncodeBody(pending->answer));
   };
   if (evs.empty()) return finish(), Status::Ok();
   if (CanWaitInline()) {
@@ -1273,7 +1276,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
     for (size_t i = 0; i < evs.size(); ++i) {
       int32_t st = server_->backend().EventStatus(evs[i]);
       // A wait that failed leaves some event unfinished; report the failure for it.
-      pending->status[i] = st > CL_COMPLETE && !ws.ok() ? ws.code() : st;
+      pending->answer.status[i] = st > CL_COMPLETE && !ws.ok() ? ws.code() : st;
     }
     finish();
     return Status::Ok();
@@ -1283,7 +1286,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
       bool last;
       {
         std::lock_guard lk(pending->mu);
-        pending->status[i] = st;
+        pending->answer.status[i] = st;
         last = --pending->left == 0;
       }
       if (last) finish();
@@ -1293,8 +1296,10 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
 }
 
 Status Session::WatchEvent(Reader& r) {
-  uint64_t id = r.u64();
-  if (!r.done()) return Status::Protocol("malformed WatchEvent");
+  proto::WatchEventRequest req;
+  if (!proto::WatchEventRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed WatchEvent");
+  const uint64_t id = req.event;
   auto e = Lookup(id, ObjType::Event);
   if (!e.ok()) return AsyncFailure(Op::WatchEvent, id, e.status()), Status::Ok();
   auto out = outbox_;
@@ -1310,7 +1315,9 @@ Status Session::WatchEvent(Reader& r) {
 }
 
 Status Session::Stats(const FrameHeader& h, Reader& r) {
-  if (!r.done()) return Status::Protocol("malformed Stats");
+  proto::StatsRequest req;
+  if (!proto::StatsRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed Stats");
   std::vector<uint8_t> f;
   Writer w(&f);
   w.u64(objects_.size());

@@ -62,22 +62,23 @@ Result<Session::Entry*> Session::LookupMem(uint64_t id, bool image) {
 }
 
 Status Session::CreateImage(const FrameHeader& h, Reader& r) {
-  const uint64_t id = r.u64(), ctx_id = r.u64(), flags = r.u64();
+  proto::CreateImageRequest req;
+  if (!proto::CreateImageRequest::Decode(r, &req) || h.tag == 0)
+    return Status::Protocol("malformed CreateImage");
+  const uint64_t id = req.mem, ctx_id = req.context, flags = req.flags, buffer_id = req.buffer;
   ImageDesc d;
-  d.channel_order = r.u32();
-  d.channel_type = r.u32();
-  d.image_type = r.u32();
-  d.width = r.u64();
-  d.height = r.u64();
-  d.depth = r.u64();
-  d.array_size = r.u64();
-  d.row_pitch = r.u64();
-  d.slice_pitch = r.u64();
-  d.mip_levels = r.u32();
-  d.samples = r.u32();
-  const uint64_t buffer_id = r.u64();
-  if (!r.ok() || h.tag == 0) return Status::Protocol("malformed CreateImage");
-  auto blob = TakeBlob(r.u64(), r);
+  d.channel_order = req.channel_order;
+  d.channel_type = req.channel_type;
+  d.image_type = req.image_type;
+  d.width = req.width;
+  d.height = req.height;
+  d.depth = req.depth;
+  d.array_size = req.array_size;
+  d.row_pitch = req.row_pitch;
+  d.slice_pitch = req.slice_pitch;
+  d.mip_levels = req.mip_levels;
+  d.samples = req.samples;
+  auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
@@ -131,43 +132,35 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
     RefundMemory(charge);
     return s;
   }
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u64(facts->element_size);
-  w.u64(facts->row_pitch);
-  w.u64(facts->slice_pitch);
-  w.u64(facts->mem_size);
-  Reply(h, Status::Ok(), f);
+  const proto::CreateImageReply answer{facts->element_size, facts->row_pitch, facts->slice_pitch,
+                                       facts->mem_size};
+  Reply(h, Status::Ok(), proto::EncodeBody(answer));
   return Status::Ok();
 }
 
 Status Session::GetSupportedImageFormats(const FrameHeader& h, Reader& r) {
-  const uint64_t ctx_id = r.u64(), flags = r.u64();
-  const uint32_t type = r.u32();
-  if (!r.done() || h.tag == 0) return Status::Protocol("malformed GetSupportedImageFormats");
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  proto::GetSupportedImageFormatsRequest req;
+  if (!proto::GetSupportedImageFormatsRequest::Decode(r, &req) || !r.done() || h.tag == 0)
+    return Status::Protocol("malformed GetSupportedImageFormats");
+  auto ctx = Lookup(req.context, ObjType::Context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   auto formats = server_->backend().SupportedImageFormats(static_cast<BkContext*>((*ctx)->handle),
-                                                          flags, type);
+                                                          req.flags, req.image_type);
   if (!formats.ok()) return Reply(h, formats.status()), Status::Ok();
-  std::vector<uint8_t> f;
-  Writer w(&f);
+  proto::GetSupportedImageFormatsReply answer;
   const size_t n = std::min<size_t>(formats->size(), proto::kMaxImageFormats);
-  w.u32(static_cast<uint32_t>(n));
-  for (size_t i = 0; i < n; ++i) {
-    w.u32((*formats)[i].first);
-    w.u32((*formats)[i].second);
-  }
-  Reply(h, Status::Ok(), f);
+  for (size_t i = 0; i < n; ++i)
+    answer.formats.push_back({(*formats)[i].first, (*formats)[i].second});
+  Reply(h, Status::Ok(), proto::EncodeBody(answer));
   return Status::Ok();
 }
 
 Status Session::CreateSampler(Reader& r) {
-  const uint64_t id = r.u64(), ctx_id = r.u64();
-  const uint32_t n = r.count(proto::kMaxSamplerProps * 2, 8);
-  std::vector<uint64_t> props(n);
-  for (auto& p : props) p = r.u64();
-  if (!r.done()) return Status::Protocol("malformed CreateSampler");
+  proto::CreateSamplerRequest req;
+  if (!proto::CreateSamplerRequest::Decode(r, &req) || !r.done())
+    return Status::Protocol("malformed CreateSampler");
+  const uint64_t id = req.sampler, ctx_id = req.context;
+  const std::vector<uint64_t>& props = req.properties;
   auto ctx = Lookup(ctx_id, ObjType::Context);
   if (!ctx.ok()) return AsyncFailure(Op::CreateSampler, id, ctx.status()), Status::Ok();
   auto smp = server_->backend().CreateSampler(static_cast<BkContext*>((*ctx)->handle), props);

@@ -29,7 +29,9 @@ uint64_t Session::SharedCap() const {
 }
 
 Status Session::AttachShared(const FrameHeader& h, Reader& r) {
-  const uint64_t size = r.u64();
+  proto::AttachSharedRequest req;
+  const bool well_formed = proto::AttachSharedRequest::Decode(r, &req) && r.done();
+  const uint64_t size = req.size;
   // Taken whatever follows, so that a refused descriptor is closed, never kept.
   const int fd = stream_->TakeReceivedFd();
   auto refuse = [&](const Status& s) {
@@ -38,7 +40,7 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
     Reply(h, s);
     return Status::Ok();
   };
-  if (!r.done() || h.tag == 0) {
+  if (!well_formed || h.tag == 0) {
     if (fd >= 0) ::close(fd);
     return Status::Protocol("malformed AttachShared");
   }

@@ -293,14 +293,6 @@ struct Expect {
   Expect& u64(uint64_t v) { return le(v, 8); }
 };
 
-template <typename M>
-std::vector<uint8_t> EncodeBody(const M& m) {
-  std::vector<uint8_t> b;
-  Writer w(&b);
-  m.EncodeTo(w);
-  return b;
-}
-
 // Decodes what `m` encodes (every byte of it), and checks that no shorter body decodes.
 template <typename M>
 M RoundTrip(const M& m) {
@@ -315,6 +307,24 @@ M RoundTrip(const M& m) {
   EXPECT_TRUE(M::Decode(r, &got));
   EXPECT_TRUE(r.done());
   return got;
+}
+
+// Decodes all of `body` as an M (for bodies too large for RoundTrip's cut-by-cut check).
+template <typename M>
+M Decoded(const std::vector<uint8_t>& body) {
+  Reader r(body.data(), body.size());
+  M got;
+  EXPECT_TRUE(M::Decode(r, &got));
+  EXPECT_TRUE(r.done());
+  return got;
+}
+
+// True when M refuses `body` (a count or a length over its limit, say).
+template <typename M>
+bool Refused(const std::vector<uint8_t>& body) {
+  Reader r(body.data(), body.size());
+  M x;
+  return !M::Decode(r, &x);
 }
 
 TEST(Messages, CommandHeaderBytesAreExact) {
@@ -494,6 +504,231 @@ TEST(Messages, SetKernelArgBytesAreExactAndRoundTrip) {
   EXPECT_TRUE(refused(Expect{}.u64(7).u32(kMaxKernelArgs).u8(1).u64(1).b));      // index too large
   SetKernelArgRequest big{7, 0, Kind::Bytes, std::vector<uint8_t>(kMaxArgBytes + 1, 0), 0, 0};
   EXPECT_TRUE(refused(big.Encode()));                                             // value too large
+}
+
+
+TEST(Messages, ObjectCreatesBytesAreExactAndRoundTrip) {
+  const CreateContextRequest ctx{0x11, {0, 2}};
+  EXPECT_EQ(EncodeBody(ctx), Expect{}.u64(0x11).u32(2).u32(0).u32(2).b);
+  EXPECT_EQ(RoundTrip(ctx), ctx);
+  const CreateQueueRequest queue{0x12, 0x11, 1, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE};
+  EXPECT_EQ(EncodeBody(queue), Expect{}.u64(0x12).u64(0x11).u32(1).u64(1).b);
+  EXPECT_EQ(RoundTrip(queue), queue);
+  const CreateBufferRequest buffer{0x13, 0x11, CL_MEM_READ_ONLY, 4096, 4096};
+  EXPECT_EQ(EncodeBody(buffer), Expect{}.u64(0x13).u64(0x11).u64(4).u64(4096).u64(4096).b);
+  EXPECT_EQ(RoundTrip(buffer), buffer);
+  const CreateSubBufferRequest sub{0x14, 0x13, CL_MEM_READ_WRITE, 256, 512};
+  EXPECT_EQ(EncodeBody(sub), Expect{}.u64(0x14).u64(0x13).u64(1).u64(256).u64(512).b);
+  EXPECT_EQ(RoundTrip(sub), sub);
+  const CreateSamplerRequest sampler{0x15, 0x11, {CL_SAMPLER_FILTER_MODE, CL_FILTER_LINEAR}};
+  EXPECT_EQ(EncodeBody(sampler), Expect{}.u64(0x15).u64(0x11).u32(2).u64(0x1154).u64(0x1141).b);
+  EXPECT_EQ(RoundTrip(sampler), sampler);
+  const CreateUserEventRequest user{0x16, 0x11};
+  EXPECT_EQ(EncodeBody(user), Expect{}.u64(0x16).u64(0x11).b);
+  EXPECT_EQ(RoundTrip(user), user);
+  const uint64_t big = 0x8877665544332211ull;
+  const CreateBufferRequest no_data{big, big, big, big, 0};
+  EXPECT_EQ(RoundTrip(no_data), no_data);
+  const CreateQueueRequest high{big, big, 0xfffffffe, big};
+  EXPECT_EQ(RoundTrip(high), high);
+}
+
+TEST(Messages, ObjectCreatesKeepTheirLimits) {
+  CreateContextRequest ctx{1, std::vector<uint32_t>(kMaxDevices, 3)};
+  EXPECT_EQ(RoundTrip(ctx), ctx);
+  ctx.devices.push_back(3);  // one device over
+  EXPECT_TRUE(Refused<CreateContextRequest>(EncodeBody(ctx)));
+  EXPECT_TRUE(Refused<CreateContextRequest>(Expect{}.u64(1).u32(2).u32(0).b));  // says 2, carries 1
+  CreateSamplerRequest sampler{1, 2, std::vector<uint64_t>(kMaxSamplerValues, 0)};
+  EXPECT_EQ(kMaxSamplerValues, 32u);
+  EXPECT_EQ(RoundTrip(sampler), sampler);
+  sampler.properties.push_back(0);
+  EXPECT_TRUE(Refused<CreateSamplerRequest>(EncodeBody(sampler)));
+  EXPECT_TRUE(Refused<CreateSamplerRequest>(Expect{}.u64(1).u64(2).u32(1).b));
+  // CreateBuffer's data follows its fields: Decode leaves it to be read.
+  auto with_data = Expect{}.u64(1).u64(2).u64(0).u64(3).u64(3).u8(7).u8(8).u8(9).b;
+  Reader r(with_data.data(), with_data.size());
+  CreateBufferRequest buffer;
+  ASSERT_TRUE(CreateBufferRequest::Decode(r, &buffer));
+  EXPECT_EQ(buffer.data_size, 3u);
+  EXPECT_EQ(r.remaining(), 3u);
+}
+
+TEST(Messages, ProgramRequestsBytesAreExactAndRoundTrip) {
+  const CreateProgramWithSourceRequest src{0x21, 0x11, "kernel void k() {}"};
+  Expect want_src;
+  want_src.u64(0x21).u64(0x11).u32(18);
+  for (char c : src.source) want_src.u8(static_cast<uint8_t>(c));
+  EXPECT_EQ(EncodeBody(src), want_src.b);
+  EXPECT_EQ(RoundTrip(src), src);
+
+  const CreateProgramWithBinaryRequest bin{0x22, 0x11, {{0, "\x7f" "ELF"}, {3, ""}}};
+  EXPECT_EQ(EncodeBody(bin), Expect{}.u64(0x22).u64(0x11).u32(2).u32(0).u32(4).u8(0x7f).u8('E')
+                                 .u8('L').u8('F').u32(3).u32(0).b);
+  EXPECT_EQ(RoundTrip(bin), bin);
+  const CreateProgramWithBinaryReply status{{CL_SUCCESS, CL_INVALID_BINARY}};
+  EXPECT_EQ(EncodeBody(status), Expect{}.u32(2).u32(0).u32(static_cast<uint32_t>(-42)).b);
+  EXPECT_EQ(RoundTrip(status), status);
+
+  const BuildProgramRequest build{0x21, {{1, 2}, "-cl-fast-relaxed-math"}};
+  Expect want_build;
+  want_build.u64(0x21).u32(2).u32(1).u32(2).u32(21);
+  for (char c : build.target.options) want_build.u8(static_cast<uint8_t>(c));
+  EXPECT_EQ(EncodeBody(build), want_build.b);
+  EXPECT_EQ(RoundTrip(build), build);
+  EXPECT_EQ(RoundTrip(BuildProgramRequest{7, {}}), (BuildProgramRequest{7, {}}));
+
+  const CompileProgramRequest compile{0x23, {{}, "-I"}, {{0x24, "a.h"}}};
+  EXPECT_EQ(EncodeBody(compile), Expect{}.u64(0x23).u32(0).u32(2).u8('-').u8('I').u32(1).u64(0x24)
+                                     .u32(3).u8('a').u8('.').u8('h').b);
+  EXPECT_EQ(RoundTrip(compile), compile);
+
+  const LinkProgramRequest link{0x25, 0x11, {{0}, ""}, {0x23, 0x24}};
+  EXPECT_EQ(EncodeBody(link),
+            Expect{}.u64(0x25).u64(0x11).u32(1).u32(0).u32(0).u32(2).u64(0x23).u64(0x24).b);
+  EXPECT_EQ(RoundTrip(link), link);
+
+  const CreateKernelRequest kernel{0x26, 0x21, "k"};
+  EXPECT_EQ(EncodeBody(kernel), Expect{}.u64(0x26).u64(0x21).u32(1).u8('k').b);
+  EXPECT_EQ(RoundTrip(kernel), kernel);
+  const CloneKernelRequest clone{0x27, 0x26};
+  EXPECT_EQ(EncodeBody(clone), Expect{}.u64(0x27).u64(0x26).b);
+  EXPECT_EQ(RoundTrip(clone), clone);
+}
+
+TEST(Messages, ProgramRequestsKeepTheirLimits) {
+  BuildProgramRequest build{1, {std::vector<uint32_t>(kMaxDevices, 0), {}}};
+  build.target.options = std::string(kMaxOptionBytes, 'o');
+  EXPECT_EQ(Decoded<BuildProgramRequest>(EncodeBody(build)), build);
+  build.target.options += 'o';  // one byte of options over
+  EXPECT_TRUE(Refused<BuildProgramRequest>(EncodeBody(build)));
+  build.target.options.pop_back();
+  build.target.devices.push_back(0);  // one device over
+  EXPECT_TRUE(Refused<BuildProgramRequest>(EncodeBody(build)));
+
+  using Binary = CreateProgramWithBinaryRequest::Binary;
+  CreateProgramWithBinaryRequest bin{1, 2, std::vector<Binary>(kMaxDevices)};
+  EXPECT_EQ(Decoded<CreateProgramWithBinaryRequest>(EncodeBody(bin)), bin);
+  bin.binaries.emplace_back();
+  EXPECT_TRUE(Refused<CreateProgramWithBinaryRequest>(EncodeBody(bin)));
+  EXPECT_TRUE(Refused<CreateProgramWithBinaryReply>(Expect{}.u32(kMaxDevices + 1).b));
+
+  CompileProgramRequest compile{1, {}, std::vector<CompileProgramRequest::Header>(kMaxHeaders)};
+  compile.headers[0].name = std::string(kMaxNameBytes, 'h');
+  EXPECT_EQ(Decoded<CompileProgramRequest>(EncodeBody(compile)), compile);
+  compile.headers[1].name = std::string(kMaxNameBytes + 1, 'h');  // a name over
+  EXPECT_TRUE(Refused<CompileProgramRequest>(EncodeBody(compile)));
+  compile.headers[1].name.clear();
+  compile.headers.emplace_back();  // one header over
+  EXPECT_TRUE(Refused<CompileProgramRequest>(EncodeBody(compile)));
+
+  LinkProgramRequest link{1, 2, {}, std::vector<uint64_t>(kMaxLinkInputs, 3)};
+  EXPECT_EQ(Decoded<LinkProgramRequest>(EncodeBody(link)), link);
+  link.inputs.push_back(3);
+  EXPECT_TRUE(Refused<LinkProgramRequest>(EncodeBody(link)));
+
+  CreateKernelRequest kernel{1, 2, std::string(kMaxNameBytes, 'k')};
+  EXPECT_EQ(Decoded<CreateKernelRequest>(EncodeBody(kernel)), kernel);
+  kernel.name += 'k';
+  EXPECT_TRUE(Refused<CreateKernelRequest>(EncodeBody(kernel)));
+}
+
+TEST(Messages, ObjectRequestsBytesAreExactAndRoundTrip) {
+  const ReleaseRequest release{ObjType::Kernel, 0x31};
+  EXPECT_EQ(EncodeBody(release), Expect{}.u8(6).u64(0x31).b);
+  EXPECT_EQ(RoundTrip(release), release);
+  EXPECT_EQ(Decoded<ReleaseRequest>(Expect{}.u8(200).u64(1).b).type, static_cast<ObjType>(200));
+
+  EXPECT_EQ(EncodeBody(FlushRequest{0x32}), Expect{}.u64(0x32).b);
+  EXPECT_EQ(RoundTrip(FinishRequest{0x8877665544332211ull}), FinishRequest{0x8877665544332211ull});
+  EXPECT_EQ(EncodeBody(WatchEventRequest{0x33}), Expect{}.u64(0x33).b);
+  EXPECT_EQ(RoundTrip(GetEventProfilingRequest{0x33}), GetEventProfilingRequest{0x33});
+  const GetEventProfilingReply times{1, 2, 3, 0xfffffffffffffffeull};
+  EXPECT_EQ(EncodeBody(times), Expect{}.u64(1).u64(2).u64(3).u64(0xfffffffffffffffeull).b);
+  EXPECT_EQ(RoundTrip(times), times);
+
+  const SetUserEventStatusRequest user{0x34, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST};
+  EXPECT_EQ(EncodeBody(user), Expect{}.u64(0x34).u32(static_cast<uint32_t>(-14)).b);
+  EXPECT_EQ(RoundTrip(user), user);
+  EXPECT_EQ(RoundTrip(SetUserEventStatusRequest{1, CL_COMPLETE}), (SetUserEventStatusRequest{1, 0}));
+
+  const WaitEventsRequest wait{{0x35, 0x36}};
+  EXPECT_EQ(EncodeBody(wait), Expect{}.u32(2).u64(0x35).u64(0x36).b);
+  EXPECT_EQ(RoundTrip(wait), wait);
+  const WaitEventsReply waited{{CL_COMPLETE, CL_INVALID_EVENT}};
+  EXPECT_EQ(EncodeBody(waited), Expect{}.u32(2).u32(0).u32(static_cast<uint32_t>(-58)).b);
+  EXPECT_EQ(RoundTrip(waited), waited);
+
+  EXPECT_TRUE(EncodeBody(StatsRequest{}).empty());
+  EXPECT_EQ(RoundTrip(StatsRequest{}), StatsRequest{});
+}
+
+TEST(Messages, WaitListsKeepTheirLimit) {
+  WaitEventsRequest wait{std::vector<uint64_t>(kMaxWaitList, 1)};
+  EXPECT_EQ(Decoded<WaitEventsRequest>(EncodeBody(wait)), wait);
+  wait.events.push_back(1);
+  EXPECT_TRUE(Refused<WaitEventsRequest>(EncodeBody(wait)));
+  EXPECT_TRUE(Refused<WaitEventsRequest>(Expect{}.u32(2).u64(1).b));  // says 2, carries 1
+  WaitEventsReply waited{std::vector<int32_t>(kMaxWaitList, CL_COMPLETE)};
+  EXPECT_EQ(Decoded<WaitEventsReply>(EncodeBody(waited)), waited);
+  waited.status.push_back(CL_COMPLETE);
+  EXPECT_TRUE(Refused<WaitEventsReply>(EncodeBody(waited)));
+}
+
+TEST(Messages, InfoImageAndSharedRequestsBytesAreExactAndRoundTrip) {
+  const GetInfoRequest info{InfoFamily::KernelArg, 0x41, CL_KERNEL_ARG_NAME, -1, 2};
+  EXPECT_EQ(EncodeBody(info), Expect{}.u8(9).u64(0x41).u32(0x119A).u32(0xffffffffu).u32(2).b);
+  EXPECT_EQ(RoundTrip(info), info);
+  EXPECT_EQ(Decoded<GetInfoRequest>(Expect{}.u8(0).u64(1).u32(2).u32(3).u32(4).b).family,
+            static_cast<InfoFamily>(0));  // an unknown family decodes; rgpud answers it
+
+  CreateImageRequest image;
+  image.mem = 0x42;
+  image.context = 0x11;
+  image.flags = CL_MEM_READ_ONLY;
+  image.channel_order = CL_RGBA;
+  image.channel_type = CL_UNORM_INT8;
+  image.image_type = CL_MEM_OBJECT_IMAGE2D;
+  image.width = 640;
+  image.height = 480;
+  image.depth = 1;
+  image.array_size = 1;
+  image.row_pitch = 2560;
+  image.slice_pitch = 0;
+  image.mip_levels = 0;
+  image.samples = 0;
+  image.buffer = 0x13;
+  image.data_size = 0;
+  EXPECT_EQ(EncodeBody(image), Expect{}
+                                   .u64(0x42).u64(0x11).u64(4)
+                                   .u32(0x10B5).u32(0x10D2).u32(0x10F1)
+                                   .u64(640).u64(480).u64(1).u64(1).u64(2560).u64(0)
+                                   .u32(0).u32(0)
+                                   .u64(0x13).u64(0)
+                                   .b);
+  EXPECT_EQ(RoundTrip(image), image);
+  image.data_size = 640 * 480 * 4;
+  image.row_pitch = 0;
+  EXPECT_EQ(RoundTrip(image), image);
+  const CreateImageReply made{4, 2560, 0, 1228800};
+  EXPECT_EQ(EncodeBody(made), Expect{}.u64(4).u64(2560).u64(0).u64(1228800).b);
+  EXPECT_EQ(RoundTrip(made), made);
+
+  const GetSupportedImageFormatsRequest formats{0x11, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE3D};
+  EXPECT_EQ(EncodeBody(formats), Expect{}.u64(0x11).u64(1).u32(0x10F2).b);
+  EXPECT_EQ(RoundTrip(formats), formats);
+  const GetSupportedImageFormatsReply listed{{{CL_R, CL_FLOAT}, {CL_RGBA, CL_UNSIGNED_INT8}}};
+  EXPECT_EQ(EncodeBody(listed), Expect{}.u32(2).u32(0x10B0).u32(0x10DE).u32(0x10B5).u32(0x10DA).b);
+  EXPECT_EQ(RoundTrip(listed), listed);
+  GetSupportedImageFormatsReply most;
+  most.formats.resize(kMaxImageFormats, {CL_R, CL_FLOAT});
+  EXPECT_EQ(Decoded<GetSupportedImageFormatsReply>(EncodeBody(most)), most);
+  most.formats.emplace_back();
+  EXPECT_TRUE(Refused<GetSupportedImageFormatsReply>(EncodeBody(most)));
+
+  const AttachSharedRequest attach{4096 + (64u << 20)};
+  EXPECT_EQ(EncodeBody(attach), Expect{}.u64(4096 + (64u << 20)).b);
+  EXPECT_EQ(RoundTrip(attach), attach);
 }
 
 }  // namespace

@@ -105,30 +105,15 @@ class RawClient {
 
   // --- requests ---
   void CreateContext(uint64_t id) {
-    std::vector<uint8_t> b;
-    Writer w(&b);
-    w.u64(id);
-    w.u32(1);
-    w.u32(0);
-    Send(Op::CreateContext, b);
+    Send(Op::CreateContext, proto::EncodeBody(proto::CreateContextRequest{id, {0}}));
   }
   void CreateQueue(uint64_t id, uint64_t ctx) {
-    std::vector<uint8_t> b;
-    Writer w(&b);
-    w.u64(id);
-    w.u64(ctx);
-    w.u32(0);
-    w.u64(0);
-    Send(Op::CreateQueue, b);
+    Send(Op::CreateQueue, proto::EncodeBody(proto::CreateQueueRequest{id, ctx, 0, 0}));
   }
   void CreateBuffer(uint64_t id, uint64_t ctx, uint64_t size, const std::vector<uint8_t>& init = {}) {
     std::vector<uint8_t> b;
     Writer w(&b);
-    w.u64(id);
-    w.u64(ctx);
-    w.u64(CL_MEM_READ_WRITE);
-    w.u64(size);
-    w.u64(init.size());
+    proto::CreateBufferRequest{id, ctx, CL_MEM_READ_WRITE, size, init.size()}.EncodeTo(w);
     w.raw(init.data(), init.size());
     Send(Op::CreateBuffer, b);
   }
@@ -165,11 +150,7 @@ class RawClient {
     return data;
   }
   void Release(proto::ObjType type, uint64_t id) {
-    std::vector<uint8_t> b;
-    Writer w(&b);
-    w.u8(static_cast<uint8_t>(type));
-    w.u64(id);
-    Send(Op::Release, b);
+    Send(Op::Release, proto::EncodeBody(proto::ReleaseRequest{type, id}));
   }
 
   proto::Stream& stream() { return *stream_; }
@@ -221,11 +202,7 @@ TEST(Auth, FirstFrameMustBeHello) {
   auto addr = proto::ParseAddress(Env("RGPU_SERVER"));
   auto st = proto::Connect(*addr, std::chrono::seconds(5));
   ASSERT_TRUE(st.ok());
-  std::vector<uint8_t> b;
-  Writer w(&b);
-  w.u64(1);
-  w.u32(1);
-  w.u32(0);
+  const auto b = proto::EncodeBody(proto::CreateContextRequest{1, {0}});
   (*st)->SendFrame(FrameHeader{static_cast<uint32_t>(b.size()), static_cast<uint16_t>(Op::CreateContext), 0, 0},
                    b.data(), b.size());
   FrameHeader h;
@@ -361,11 +338,7 @@ TEST(Limits, ObjectsPerSession) {
   ASSERT_TRUE(c.Open(Env("BOB_TOKEN")).ok());
   c.CreateContext(1);
   for (uint64_t id = 2; id <= 2001; ++id) {
-    std::vector<uint8_t> b;
-    Writer w(&b);
-    w.u64(id);
-    w.u64(1);
-    c.Send(Op::CreateUserEvent, b);
+    c.Send(Op::CreateUserEvent, proto::EncodeBody(proto::CreateUserEventRequest{id, 1}));
   }
   EXPECT_FALSE(c.Sync());  // the server hung up
   bool told = false;

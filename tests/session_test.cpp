@@ -96,14 +96,7 @@ class Connection {
   bool closed() const { return closed_; }
 
   static std::vector<uint8_t> InfoBody(proto::InfoFamily family, uint64_t id, uint32_t param) {
-    std::vector<uint8_t> b;
-    proto::Writer w(&b);
-    w.u8(static_cast<uint8_t>(family));
-    w.u64(id);
-    w.u32(param);
-    w.i32(0);
-    w.u32(0);
-    return b;
+    return proto::EncodeBody(proto::GetInfoRequest{family, id, param, /*device*/ 0, /*aux*/ 0});
   }
 
  private:
@@ -159,68 +152,30 @@ class Connection {
 
 // Request bodies, as the ICD writes them.
 std::vector<uint8_t> CreateContextBody(uint64_t id) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u32(1);
-  w.u32(0);  // device 0
-  return b;
+  return proto::EncodeBody(proto::CreateContextRequest{id, {/*device*/ 0}});
 }
 std::vector<uint8_t> CreateQueueBody(uint64_t id, uint64_t ctx) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(ctx);
-  w.u32(0);
-  w.u64(0);
-  return b;
+  return proto::EncodeBody(proto::CreateQueueRequest{id, ctx, 0, 0});
 }
 std::vector<uint8_t> CreateBufferBody(uint64_t id, uint64_t ctx, uint64_t size) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(ctx);
-  w.u64(CL_MEM_READ_WRITE);
-  w.u64(size);
-  w.u64(0);  // no initial data
-  return b;
+  return proto::EncodeBody(
+      proto::CreateBufferRequest{id, ctx, CL_MEM_READ_WRITE, size, /*no initial data*/ 0});
+}
+std::vector<uint8_t> CreateUserEventBody(uint64_t id, uint64_t ctx) {
+  return proto::EncodeBody(proto::CreateUserEventRequest{id, ctx});
 }
 std::vector<uint8_t> ReleaseBody(ObjType type, uint64_t id) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u8(static_cast<uint8_t>(type));
-  w.u64(id);
-  return b;
+  return proto::EncodeBody(proto::ReleaseRequest{type, id});
 }
-std::vector<uint8_t> IdBody(uint64_t id) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  return b;
-}
-std::vector<uint8_t> PairBody(uint64_t id, uint64_t other) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(other);
-  return b;
+std::vector<uint8_t> QueueBody(uint64_t queue) {
+  return proto::EncodeBody(proto::QueueRequest{queue});
 }
 std::vector<uint8_t> SubBufferBody(uint64_t id, uint64_t parent) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u64(id);
-  w.u64(parent);
-  w.u64(CL_MEM_READ_WRITE);
-  w.u64(0);    // origin
-  w.u64(256);  // size
-  return b;
+  return proto::EncodeBody(
+      proto::CreateSubBufferRequest{id, parent, CL_MEM_READ_WRITE, /*origin*/ 0, /*size*/ 256});
 }
 std::vector<uint8_t> WaitBody(std::vector<uint64_t> ids) {
-  std::vector<uint8_t> b;
-  proto::Writer w(&b);
-  w.u32(static_cast<uint32_t>(ids.size()));
-  for (uint64_t id : ids) w.u64(id);
-  return b;
+  return proto::EncodeBody(proto::WaitEventsRequest{std::move(ids)});
 }
 
 class SessionTest : public ::testing::Test {
@@ -252,7 +207,7 @@ TEST_F(SessionTest, HandleOfTheWrongTypeIsTheErrorOfTheTypeExpected) {
     c.Send(Op::CreateBuffer, CreateBufferBody(2, 1, 1024));
     c.Send(Op::CreateQueue, CreateQueueBody(3, /*a buffer, not a context*/ 2));
     c.Send(Op::CreateBuffer, CreateBufferBody(4, /*a buffer*/ 2, 1024));
-    EXPECT_EQ(c.Call(Op::Finish, IdBody(/*a context*/ 1)), CL_INVALID_COMMAND_QUEUE);
+    EXPECT_EQ(c.Call(Op::Finish, QueueBody(/*a context*/ 1)), CL_INVALID_COMMAND_QUEUE);
     EXPECT_EQ(c.Call(Op::WaitEvents, WaitBody({2})), CL_INVALID_EVENT);
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 1, CL_EVENT_COMMAND_TYPE)),
@@ -277,15 +232,15 @@ TEST_F(SessionTest, ReleasedObjectsAreGone) {
     c.Send(Op::CreateContext, CreateContextBody(1));
     c.Send(Op::CreateQueue, CreateQueueBody(2, 1));
     c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, 4096));
-    EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_SUCCESS);
-    c.Send(Op::CreateUserEvent, PairBody(5, 1));
+    EXPECT_EQ(c.Call(Op::Finish, QueueBody(2)), CL_SUCCESS);
+    c.Send(Op::CreateUserEvent, CreateUserEventBody(5, 1));
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
               CL_SUCCESS);
     c.Send(Op::Release, ReleaseBody(ObjType::Queue, 2));
     c.Send(Op::Release, ReleaseBody(ObjType::Mem, 3));
     c.Send(Op::Release, ReleaseBody(ObjType::Event, 5));
-    EXPECT_EQ(c.Call(Op::Finish, IdBody(2)), CL_INVALID_COMMAND_QUEUE);
+    EXPECT_EQ(c.Call(Op::Finish, QueueBody(2)), CL_INVALID_COMMAND_QUEUE);
     EXPECT_EQ(c.Call(Op::GetInfo,
                      Connection::InfoBody(proto::InfoFamily::Event, 5, CL_EVENT_COMMAND_TYPE)),
               CL_INVALID_EVENT);
@@ -383,7 +338,7 @@ TEST_F(SessionTest, MalformedRequestsEndTheSession) {
   }
   {
     Connection c(server_.get());
-    std::vector<uint8_t> body = IdBody(1);
+    std::vector<uint8_t> body = QueueBody(1);
     body.push_back(0);  // a trailing byte
     c.Send(Op::Flush, body);
     c.Sync();

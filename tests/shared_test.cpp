@@ -279,9 +279,7 @@ class Raw {
   }
   // AttachShared of `size` bytes with `fd` (or none); the reply's status.
   int32_t Attach(uint64_t size, int fd, std::string* message = nullptr) {
-    std::vector<uint8_t> body;
-    proto::Writer(&body).u64(size);
-    Send(proto::Op::AttachShared, 7, body, 0, fd);
+    Send(proto::Op::AttachShared, 7, proto::EncodeBody(proto::AttachSharedRequest{size}), 0, fd);
     return NextStatus(message);
   }
   // A session that still answers.

@@ -67,7 +67,8 @@ void AttachRegion(int sock) {
   std::vector<uint8_t> frame(proto::kHeaderSize);
   proto::EncodeHeader(proto::FrameHeader{8, static_cast<uint16_t>(proto::Op::AttachShared), 0, 2},
                       frame.data());
-  proto::Writer(&frame).u64(kRegionBytes);
+  proto::Writer w(&frame);
+  proto::AttachSharedRequest{kRegionBytes}.EncodeTo(w);
   iovec iov{frame.data(), frame.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
