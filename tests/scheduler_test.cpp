@@ -41,10 +41,11 @@ class SchedulerTest : public ::testing::Test {
   static constexpr uint32_t kCores = 4;
   static constexpr size_t kWave = 256;
 
-  void Start(SchedulerOptions o) {
+  // `wave`: work-items the device runs at once; `units`: its compute units.
+  void Start(SchedulerOptions o, size_t wave = kWave, uint32_t units = kCores) {
     dev_.Simulate();
     // Far from the epoch, as steady_clock is: the scheduler's "never" is the epoch.
-    sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, kWave, kCores, [this] {
+    sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, wave, units, [this] {
       return Scheduler::Clock::time_point(std::chrono::seconds(1000)) +
              std::chrono::nanoseconds(dev_.NowNs());
     });
@@ -448,6 +449,52 @@ TEST_F(SchedulerTest, RunsPayOnlyForWorkGroupsWorthClaiming) {
     EXPECT_TRUE(all[i].sliced);
   }
 }
+
+// Beside an active latency-critical tenant, a best-effort kernel whose work-groups each take
+// longer than --lc-slice-us runs in narrow runs: a few work-groups per compute unit, as few
+// as keep its measured rate (in the simulated device every width has the same rate, so the
+// narrowest, one per unit, once each width was tried). Without an LC tenant, or with narrow
+// runs off, runs stay at least a wave.
+class NarrowRunsTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(NarrowRunsTest, LongWorkGroupsBesideLatencyCriticalWorkRunAFewPerComputeUnit) {
+  const bool narrow = GetParam();
+  SchedulerOptions o;
+  o.narrow_runs = narrow;
+  constexpr uint32_t kUnits = 4;
+  constexpr uint64_t kWaveGroups = 16;  // of 64 work-items: 4 per compute unit at most
+  Start(o, kWaveGroups * 64, kUnits);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 100'000);  // 100 us a work-group: a wave is 1.6 ms, over the 150 us
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  Launch(b, 400);  // the LC tenant is active: held
+  dev_.RunUntilIdle();
+  auto runs = LaunchesOf(b);
+  ASSERT_GT(runs.size(), 6u);
+  EXPECT_EQ(runs[0].groups, 2 * kWaveGroups) << "an unmeasured kernel's first run is two waves";
+  ExpectEveryGroupOnce(runs, 400);
+  // Runs sized before their kernel was measured (a chained run may queue behind the first)
+  // are two waves; the last run takes what is left.
+  std::vector<uint64_t> widths;
+  for (size_t i = 1; i + 1 < runs.size(); ++i)
+    if (runs[i].groups != 2 * kWaveGroups) widths.push_back(runs[i].groups);
+  ASSERT_GE(widths.size(), 4u);
+  if (!narrow) {
+    for (uint64_t g : widths) EXPECT_GE(g, kWaveGroups);
+    return;
+  }
+  // Each width is tried (2, 1 and 4 work-groups per unit), then the narrowest stays.
+  for (uint64_t w : {2 * kUnits, 1 * kUnits, 4 * kUnits})
+    EXPECT_NE(std::find(widths.begin(), widths.end(), w), widths.end()) << "width " << w << " never tried";
+  const auto last_wide = std::find_if(widths.rbegin(), widths.rend(), [&](uint64_t g) { return g != kUnits; });
+  const size_t settled = static_cast<size_t>(last_wide - widths.rbegin());
+  EXPECT_GE(settled, widths.size() / 2) << "runs after every width was measured should be one per unit";
+  for (uint64_t g : widths) EXPECT_LE(g, kWaveGroups) << "a narrow run is never wider than a wave";
+}
+
+INSTANTIATE_TEST_SUITE_P(OnAndOff, NarrowRunsTest, ::testing::Bool());
 
 // One tenant alone: charged within 5% of what the device ran, under every policy, with and
 // without events (event-less launches are charged their kernel's measured cost).
