@@ -305,14 +305,13 @@ Status Session::CommandFailed(const FrameHeader& h, uint64_t queue_id, uint64_t 
   const Op op = static_cast<Op>(h.op);
   if (op == Op::ReadBuffer || op == Op::ReadBufferRect || op == Op::ReadImage) Reply(h, s);
   // Stand a failed event in for the command so that waiters see its status.
-  auto q = Lookup(queue_id, ObjType::Queue);
+  auto q = Lookup<QueueRecord>(queue_id);
   if (event_id != 0 && q.ok()) {
-    auto ctx = Lookup((*q)->parent, ObjType::Context);
-    auto ev = ctx.ok() ? server_->backend().FailedEvent(static_cast<BkContext*>((*ctx)->handle), s.code())
+    auto ctx = Lookup<ContextRecord>((*q)->parent);
+    auto ev = ctx.ok() ? server_->backend().FailedEvent((*ctx)->handle, s.code())
                        : Result<BkEvent*>(ctx.status());
     if (ev.ok()) {
-      Entry e;
-      e.type = ObjType::Event;
+      EventRecord e;
       e.handle = *ev;
       e.parent = (*q)->parent;
       InsertOwned(event_id, std::move(e));
@@ -460,30 +459,34 @@ void Session::AsyncFailure(Op op, uint64_t id, const Status& s) {
                                                                           : ErrorKind::Command);
 }
 
-Result<Session::Entry*> Session::Lookup(uint64_t id, ObjType type) {
+Status Session::NoSuchObject(uint64_t id, ObjType type) {
+  return Status::Error(ErrorFor(type), std::string("no ") + proto::ObjTypeName(type) + " with id " +
+                                           std::to_string(id) + " in this session");
+}
+
+Result<ObjectRecord*> Session::Lookup(uint64_t id, ObjType type) {
   auto it = objects_.find(id);
-  if (it == objects_.end() || it->second.type != type)
-    return Status::Error(ErrorFor(type), std::string("no ") + proto::ObjTypeName(type) +
-                                             " with id " + std::to_string(id) + " in this session");
+  if (it == objects_.end() || TypeOf(it->second) != type) return NoSuchObject(id, type);
   return &it->second;
 }
 
-Status Session::Insert(uint64_t id, Entry e) {
+Status Session::Insert(uint64_t id, ObjectRecord o) {
   if (id == 0) return Status::Protocol("object id 0 is reserved");
   if (objects_.size() >= server_->options().max_objects_per_session)
     return Status::Protocol("too many objects in one session");
-  auto [it, inserted] = objects_.try_emplace(id, std::move(e));
+  auto [it, inserted] = objects_.try_emplace(id, std::move(o));
   if (!inserted) return Status::Protocol("object id " + std::to_string(id) + " already in use");
   ++live_objects_;
   server_->CountObjects(+1);
   return Status::Ok();
 }
 
-Status Session::InsertOwned(uint64_t id, Entry e) {
-  void* handle = e.handle;
-  BkKernel* sched_kernel = e.sched_kernel;
-  ObjType type = e.type;
-  Status s = Insert(id, std::move(e));
+Status Session::InsertOwned(uint64_t id, ObjectRecord o) {
+  void* handle = HandleOf(o);
+  const auto* k = std::get_if<KernelRecord>(&o);
+  BkKernel* sched_kernel = k ? k->sched_kernel : nullptr;
+  ObjType type = TypeOf(o);
+  Status s = Insert(id, std::move(o));
   if (!s.ok()) {
     server_->backend().Release(type, handle);
     if (sched_kernel) server_->backend().Release(ObjType::Kernel, sched_kernel);
@@ -491,13 +494,23 @@ Status Session::InsertOwned(uint64_t id, Entry e) {
   return s;
 }
 
-void Session::ReleaseEntry(uint64_t id, Entry& e) {
-  if (e.type == ObjType::Kernel) server_->ForgetKernel(static_cast<BkKernel*>(e.handle), e.sched_kernel);
-  server_->backend().Release(e.type, e.handle);
-  if (e.original) server_->backend().Release(ObjType::Program, e.original);
-  if (e.sched_kernel) server_->backend().Release(ObjType::Kernel, e.sched_kernel);
-  if (e.charged) RefundMemory(e.charged);
-  if (e.type == ObjType::Queue) server_->CountQueue(e.device, -1);
+void Session::ReleaseRecord(uint64_t /*id*/, ObjectRecord& o) {
+  Backend& bk = server_->backend();
+  std::visit(
+      [&](auto& r) {
+        using R = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<R, KernelRecord>)
+          server_->ForgetKernel(r.handle, r.sched_kernel);
+        bk.Release(R::kType, r.handle);
+        if constexpr (std::is_same_v<R, ProgramRecord>)
+          if (r.original) bk.Release(ObjType::Program, r.original);
+        if constexpr (std::is_same_v<R, KernelRecord>)
+          if (r.sched_kernel) bk.Release(ObjType::Kernel, r.sched_kernel);
+        if constexpr (std::is_same_v<R, MemRecord>)
+          if (r.charged) RefundMemory(r.charged);
+        if constexpr (std::is_same_v<R, QueueRecord>) server_->CountQueue(r.device, -1);
+      },
+      o);
   --live_objects_;
   server_->CountObjects(-1);
 }
@@ -505,14 +518,14 @@ void Session::ReleaseEntry(uint64_t id, Entry& e) {
 void Session::ReleaseAll() {
   // Fail the user events nobody will ever set, so that the commands waiting on them end,
   // then let every queue drain before the memory it may be using goes away.
-  for (auto& [id, e] : objects_)
-    if (e.type == ObjType::Event && e.is_user_event)
-      server_->backend().SetUserEventStatus(static_cast<BkEvent*>(e.handle),
+  for (auto& [id, o] : objects_)
+    if (auto* ev = std::get_if<EventRecord>(&o); ev && ev->is_user_event)
+      server_->backend().SetUserEventStatus(ev->handle,
                                             CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
   // Launches the scheduler still holds for this session are dropped (their events fail).
   server_->CancelScheduled(id_);
-  for (auto& [id, e] : objects_)
-    if (e.type == ObjType::Queue) server_->backend().Finish(static_cast<BkQueue*>(e.handle));
+  for (auto& [id, o] : objects_)
+    if (auto* q = std::get_if<QueueRecord>(&o)) server_->backend().Finish(q->handle);
   for (auto& [key, q] : exec_queues_) {
     server_->backend().Finish(q);
     server_->backend().Release(ObjType::Queue, q);
@@ -525,8 +538,8 @@ void Session::ReleaseAll() {
   for (ObjType t : {ObjType::Event, ObjType::Kernel, ObjType::Program, ObjType::Sampler,
                     ObjType::Mem, ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
-      if (it->second.type == t) {
-        ReleaseEntry(it->first, it->second);
+      if (TypeOf(it->second) == t) {
+        ReleaseRecord(it->first, it->second);
         it = objects_.erase(it);
       } else {
         ++it;
@@ -619,8 +632,7 @@ Status Session::CreateContext(Reader& r) {
     AsyncFailure(Op::CreateContext, id, ctx.status());
     return Status::Ok();
   }
-  Entry e;
-  e.type = ObjType::Context;
+  ContextRecord e;
   e.handle = *ctx;
   e.devices = devs;
   return InsertOwned(id, std::move(e));
@@ -636,20 +648,18 @@ Status Session::CreateQueue(Reader& r) {
     return AsyncFailure(Op::CreateQueue, id,
                         Status::Error(CL_INVALID_DEVICE, "device not one of this tenant's")),
            Status::Ok();
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return AsyncFailure(Op::CreateQueue, id, ctx.status()), Status::Ok();
   // Profiling is always on: the scheduler measures every tenant's device time. The client
   // still answers CL_PROFILING_INFO_NOT_AVAILABLE where the application did not ask for it.
-  auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), dev,
-                                          props | CL_QUEUE_PROFILING_ENABLE);
+  auto q = server_->backend().CreateQueue((*ctx)->handle, dev, props | CL_QUEUE_PROFILING_ENABLE);
   if (!q.ok()) return AsyncFailure(Op::CreateQueue, id, q.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Queue;
+  QueueRecord e;
   e.handle = *q;
   e.parent = ctx_id;
   e.device = dev;
   e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  Status s = InsertOwned(id, std::move(e));
+  Status s = InsertOwned(id, e);
   if (s.ok()) server_->CountQueue(dev, +1);
   return s;
 }
@@ -704,7 +714,7 @@ Status Session::CreateBuffer(Reader& r) {
   if (!blob.ok()) return blob.status();
   if (!(*blob)->empty() && (*blob)->size() != size)
     return Status::Protocol("initial data does not match the buffer size");
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return AsyncFailure(Op::CreateBuffer, id, ctx.status()), Status::Ok();
   // CL_MEM_OBJECT_ALLOCATION_FAILURE if there is a failure to allocate memory for buffer
   // object: here, the tenant's memory quota would be exceeded.
@@ -713,19 +723,17 @@ Status Session::CreateBuffer(Reader& r) {
                         Status::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                       "tenant '" + tenant()->id + "' is over its memory quota")),
            Status::Ok();
-  auto m = server_->backend().CreateBuffer(static_cast<BkContext*>((*ctx)->handle), flags, size,
-                                           blob->get());
+  auto m = server_->backend().CreateBuffer((*ctx)->handle, flags, size, blob->get());
   if (!m.ok()) {
     RefundMemory(size);
     return AsyncFailure(Op::CreateBuffer, id, m.status()), Status::Ok();
   }
-  Entry e;
-  e.type = ObjType::Mem;
+  MemRecord e;
   e.handle = *m;
   e.parent = ctx_id;
   e.size = size;
   e.charged = size;
-  Status s = InsertOwned(id, std::move(e));
+  Status s = InsertOwned(id, e);
   if (!s.ok()) RefundMemory(size);
   return s;
 }
@@ -735,17 +743,15 @@ Status Session::CreateSubBuffer(Reader& r) {
   if (!proto::CreateSubBufferRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed CreateSubBuffer");
   const uint64_t id = req.mem, parent_id = req.parent, size = req.size;
-  auto parent = Lookup(parent_id, ObjType::Mem);
+  auto parent = Lookup<MemRecord>(parent_id);
   if (!parent.ok()) return AsyncFailure(Op::CreateSubBuffer, id, parent.status()), Status::Ok();
-  auto m = server_->backend().CreateSubBuffer(static_cast<BkMem*>((*parent)->handle), req.flags,
-                                              req.origin, size);
+  auto m = server_->backend().CreateSubBuffer((*parent)->handle, req.flags, req.origin, size);
   if (!m.ok()) return AsyncFailure(Op::CreateSubBuffer, id, m.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Mem;
+  MemRecord e;
   e.handle = *m;
   e.parent = (*parent)->parent;
   e.size = size;
-  return InsertOwned(id, std::move(e));
+  return InsertOwned(id, e);
 }
 
 Status Session::CreateProgramWithSource(Reader& r) {
@@ -754,12 +760,11 @@ Status Session::CreateProgramWithSource(Reader& r) {
     return Status::Protocol("malformed CreateProgramWithSource");
   const uint64_t id = req.program, ctx_id = req.context;
   const std::string& src = req.source;
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return AsyncFailure(Op::CreateProgramWithSource, id, ctx.status()), Status::Ok();
-  auto p = server_->backend().CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle), src);
+  auto p = server_->backend().CreateProgramWithSource((*ctx)->handle, src);
   if (!p.ok()) return AsyncFailure(Op::CreateProgramWithSource, id, p.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Program;
+  ProgramRecord e;
   e.handle = *p;
   e.parent = ctx_id;
   e.source = std::move(req.source);
@@ -777,15 +782,13 @@ Status Session::CreateProgramWithBinary(const FrameHeader& h, Reader& r) {
     devs.push_back(static_cast<int>(b.device));
     bins.push_back(std::move(b.bytes));
   }
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   proto::CreateProgramWithBinaryReply answer;
-  auto p = server_->backend().CreateProgramWithBinary(static_cast<BkContext*>((*ctx)->handle), devs,
-                                                      bins, &answer.status);
+  auto p = server_->backend().CreateProgramWithBinary((*ctx)->handle, devs, bins, &answer.status);
   const std::vector<uint8_t> f = proto::EncodeBody(answer);
   if (!p.ok()) return Reply(h, p.status(), f), Status::Ok();
-  Entry e;
-  e.type = ObjType::Program;
+  ProgramRecord e;
   e.handle = *p;
   e.parent = ctx_id;
   if (Status s = InsertOwned(id, std::move(e)); !s.ok()) return s;
@@ -839,9 +842,9 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   const uint64_t id = req.program;
   const std::vector<int> devs(req.target.devices.begin(), req.target.devices.end());
   const std::string& options = req.target.options;
-  auto p = Lookup(id, ObjType::Program);
+  auto p = Lookup<ProgramRecord>(id);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
-  Entry& e = **p;
+  ProgramRecord& e = **p;
   Backend& bk = server_->backend();
   // Under a slicing policy, build the program rewritten so its launches can be sliced
   // without changing results (server/scheduler/slicer.h); fall back to the original.
@@ -850,9 +853,8 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
     if (!rw.ok()) {
       spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, rw.status().message());
     } else {
-      auto ctx = Lookup(e.parent, ObjType::Context);
-      auto p2 = ctx.ok() ? bk.CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle),
-                                                      rw.value().source)
+      auto ctx = Lookup<ContextRecord>(e.parent);
+      auto p2 = ctx.ok() ? bk.CreateProgramWithSource((*ctx)->handle, rw.value().source)
                          : Result<BkProgram*>(ctx.status());
       if (p2.ok() && bk.BuildProgram(*p2, devs, options).ok()) {
         auto ks = bk.KernelsOf(*p2);
@@ -879,7 +881,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
     }
   }
   e.rewrite.reset();
-  auto* prog = static_cast<BkProgram*>(e.handle);
+  auto* prog = e.handle;
   Status s = bk.BuildProgram(prog, devs, options);
   std::vector<uint8_t> f;
   Writer w(&f);
@@ -900,15 +902,15 @@ Status Session::CompileProgram(const FrameHeader& h, Reader& r) {
   Status lookup_err;
   for (auto& header : req.headers) {
     names.push_back(std::move(header.name));
-    auto hp = Lookup(header.program, ObjType::Program);
+    auto hp = Lookup<ProgramRecord>(header.program);
     if (!hp.ok()) lookup_err = hp.status();
-    else headers.push_back(static_cast<BkProgram*>((*hp)->handle));
+    else headers.push_back((*hp)->handle);
   }
-  auto p = Lookup(req.program, ObjType::Program);
+  auto p = Lookup<ProgramRecord>(req.program);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
   if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
-  Reply(h, server_->backend().CompileProgram(static_cast<BkProgram*>((*p)->handle), devs,
-                                             req.target.options, headers, names));
+  Reply(h,
+        server_->backend().CompileProgram((*p)->handle, devs, req.target.options, headers, names));
   return Status::Ok();
 }
 
@@ -921,18 +923,16 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
   std::vector<BkProgram*> inputs;
   Status lookup_err;
   for (uint64_t input : req.inputs) {
-    auto ip = Lookup(input, ObjType::Program);
+    auto ip = Lookup<ProgramRecord>(input);
     if (!ip.ok()) lookup_err = ip.status();
-    else inputs.push_back(static_cast<BkProgram*>((*ip)->handle));
+    else inputs.push_back((*ip)->handle);
   }
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   if (!lookup_err.ok()) return Reply(h, lookup_err), Status::Ok();
-  auto p = server_->backend().LinkProgram(static_cast<BkContext*>((*ctx)->handle), devs,
-                                          req.target.options, inputs);
+  auto p = server_->backend().LinkProgram((*ctx)->handle, devs, req.target.options, inputs);
   if (!p.ok()) return Reply(h, p.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Program;
+  ProgramRecord e;
   e.handle = *p;
   e.parent = ctx_id;
   std::vector<uint8_t> f;
@@ -951,12 +951,11 @@ Status Session::CreateKernel(Reader& r) {
     return Status::Protocol("malformed CreateKernel");
   const uint64_t id = req.kernel, prog_id = req.program;
   const std::string& name = req.name;
-  auto p = Lookup(prog_id, ObjType::Program);
+  auto p = Lookup<ProgramRecord>(prog_id);
   if (!p.ok()) return AsyncFailure(Op::CreateKernel, id, p.status()), Status::Ok();
-  auto k = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
+  auto k = server_->backend().CreateKernel((*p)->handle, name);
   if (!k.ok()) return AsyncFailure(Op::CreateKernel, id, k.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Kernel;
+  KernelRecord e;
   e.handle = *k;
   e.parent = prog_id;
   e.kernel_name = name;
@@ -965,7 +964,7 @@ Status Session::CreateKernel(Reader& r) {
   // The fair policy's dispatcher needs its own instance (arguments are per kernel object);
   // made now, while the program is sure to exist: the application may release it next.
   if (server_->sched_options().policy == Policy::Fair) {
-    auto sk = server_->backend().CreateKernel(static_cast<BkProgram*>((*p)->handle), name);
+    auto sk = server_->backend().CreateKernel((*p)->handle, name);
     if (sk.ok()) e.sched_kernel = *sk;
   }
   if ((*p)->rewrite) {
@@ -982,16 +981,15 @@ Status Session::CloneKernel(Reader& r) {
   if (!proto::CloneKernelRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed CloneKernel");
   const uint64_t id = req.kernel, source_id = req.source;
-  auto src = Lookup(source_id, ObjType::Kernel);
+  auto src = Lookup<KernelRecord>(source_id);
   if (!src.ok()) return AsyncFailure(Op::CloneKernel, id, src.status()), Status::Ok();
-  const Entry& s = **src;
-  auto p = Lookup(s.parent, ObjType::Program);
+  const KernelRecord& s = **src;
+  auto p = Lookup<ProgramRecord>(s.parent);
   if (!p.ok()) return AsyncFailure(Op::CloneKernel, id, p.status()), Status::Ok();
-  auto* prog = static_cast<BkProgram*>((*p)->handle);
+  auto* prog = (*p)->handle;
   auto k = server_->backend().CreateKernel(prog, s.kernel_name);
   if (!k.ok()) return AsyncFailure(Op::CloneKernel, id, k.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Kernel;
+  KernelRecord e;
   e.handle = *k;
   e.parent = s.parent;
   e.kernel_name = s.kernel_name;
@@ -1025,9 +1023,9 @@ Status Session::SetKernelArg(Reader& r) {
   v.bytes = std::move(m.bytes);
   v.local_size = m.local_size;
   const uint64_t mem_id = m.object;  // a buffer's or a sampler's id, resolved at launch
-  auto k = Lookup(id, ObjType::Kernel);
+  auto k = Lookup<KernelRecord>(id);
   if (!k.ok()) return AsyncFailure(Op::SetKernelArg, id, k.status()), Status::Ok();
-  Entry& e = **k;
+  KernelRecord& e = **k;
   if (Status ks = CheckArgKind(e, index, kind, v.bytes); !ks.ok())
     return AsyncFailure(Op::SetKernelArg, id, ks), Status::Ok();
   if (e.args.size() <= index) {
@@ -1044,12 +1042,11 @@ Status Session::CreateUserEvent(Reader& r) {
   if (!proto::CreateUserEventRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed CreateUserEvent");
   const uint64_t id = req.event, ctx_id = req.context;
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return AsyncFailure(Op::CreateUserEvent, id, ctx.status()), Status::Ok();
-  auto ev = server_->backend().CreateUserEvent(static_cast<BkContext*>((*ctx)->handle));
+  auto ev = server_->backend().CreateUserEvent((*ctx)->handle);
   if (!ev.ok()) return AsyncFailure(Op::CreateUserEvent, id, ev.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Event;
+  EventRecord e;
   e.handle = *ev;
   e.parent = ctx_id;
   e.is_user_event = true;
@@ -1064,12 +1061,12 @@ Status Session::SetUserEventStatus(Reader& r) {
     return Status::Protocol("malformed SetUserEventStatus");
   const uint64_t id = req.event;
   const int32_t status = req.status;
-  auto e = Lookup(id, ObjType::Event);
+  auto e = Lookup<EventRecord>(id);
   if (!e.ok() || !(*e)->is_user_event)
     return AsyncFailure(Op::SetUserEventStatus, 0,
                         Status::Error(CL_INVALID_EVENT, "not a user event of this session")),
            Status::Ok();
-  Status s = server_->backend().SetUserEventStatus(static_cast<BkEvent*>((*e)->handle), status);
+  Status s = server_->backend().SetUserEventStatus((*e)->handle, status);
   if (!s.ok()) AsyncFailure(Op::SetUserEventStatus, 0, s);
   else if (!(*e)->user_event_set) {
     (*e)->user_event_set = true;
@@ -1085,7 +1082,7 @@ Status Session::Release(Reader& r) {
   const uint64_t id = req.id;
   auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
-  ReleaseEntry(id, **e);
+  ReleaseRecord(id, **e);
   objects_.erase(id);
   return Status::Ok();
 }
@@ -1113,23 +1110,25 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
                     : ObjType::None;
     auto e = Lookup(id, t);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
-    void* obj = (*e)->handle;
+    void* obj = HandleOf(**e);
+    auto* program = std::get_if<ProgramRecord>(*e);
+    const auto* kernel = std::get_if<KernelRecord>(*e);
     // A rewritten program's binaries must not carry the hidden argument, and its build log
     // must be the device's log of the application's own source (warnings point into it):
     // both come from the original, built on demand.
     const bool from_original =
         (family == F::Program && (param == CL_PROGRAM_BINARIES || param == CL_PROGRAM_BINARY_SIZES)) ||
         (family == F::ProgramBuild && param == CL_PROGRAM_BUILD_LOG);
-    if (from_original && (*e)->rewrite) {
-      auto orig = OriginalProgram(**e);
+    if (from_original && program && program->rewrite) {
+      auto orig = OriginalProgram(*program);
       if (!orig.ok()) return Reply(h, orig.status()), Status::Ok();
       obj = *orig;
     }
     s = server_->backend().GetInfo(family, obj, device, aux, param, &raw);
     // A rewritten kernel has one argument more than the application wrote: hide it.
-    if (s.ok() && family == F::Kernel && param == CL_KERNEL_NUM_ARGS && (*e)->slice_info &&
-        raw.size() == sizeof(cl_uint)) {
-      cl_uint n = (*e)->slice_info->user_arg_count;
+    if (s.ok() && family == F::Kernel && param == CL_KERNEL_NUM_ARGS && kernel &&
+        kernel->slice_info && raw.size() == sizeof(cl_uint)) {
+      cl_uint n = kernel->slice_info->user_arg_count;
       std::memcpy(raw.data(), &n, sizeof(n));
     }
   }
@@ -1146,12 +1145,12 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
   proto::GetEventProfilingRequest req;
   if (!proto::GetEventProfilingRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed GetEventProfiling");
-  auto e = Lookup(req.event, ObjType::Event);
+  auto e = Lookup<EventRecord>(req.event);
   if (!e.ok()) return Reply(h, e.status()), Status::Ok();
   Result<ProfilingTimes> t = Status::Error(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
   if ((*e)->times) {
     // Once the event is complete, its slices' times are on their way (LaunchTimes).
-    auto* bk_event = static_cast<BkEvent*>((*e)->handle);
+    auto* bk_event = (*e)->handle;
     if (!(*e)->times->ready && bk_event && server_->backend().EventStatus(bk_event) == CL_COMPLETE)
       (*e)->times->WaitReady(std::chrono::milliseconds(200));
     if ((*e)->times->ready) {
@@ -1159,7 +1158,7 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
       t = ProfilingTimes{lt.queued, lt.submit, lt.start, lt.end};
     }
   } else {
-    t = server_->backend().Profiling(static_cast<BkEvent*>((*e)->handle));
+    t = server_->backend().Profiling((*e)->handle);
   }
   if (!t.ok()) return Reply(h, t.status()), Status::Ok();
   const proto::GetEventProfilingReply answer{t->queued, t->submit, t->start, t->end};
@@ -1167,18 +1166,18 @@ Status Session::GetEventProfiling(const FrameHeader& h, Reader& r) {
   return Status::Ok();
 }
 
-Result<BkProgram*> Session::OriginalProgram(Entry& e) {
-  if (e.original) return e.original;
-  auto ctx = Lookup(e.parent, ObjType::Context);
+Result<BkProgram*> Session::OriginalProgram(ProgramRecord& prog) {
+  if (prog.original) return prog.original;
+  auto ctx = Lookup<ContextRecord>(prog.parent);
   if (!ctx.ok()) return ctx.status();
   Backend& bk = server_->backend();
-  auto p = bk.CreateProgramWithSource(static_cast<BkContext*>((*ctx)->handle), e.source);
+  auto p = bk.CreateProgramWithSource((*ctx)->handle, prog.source);
   if (!p.ok()) return p.status();
-  if (Status s = bk.BuildProgram(*p, e.build_devices, e.build_options); !s.ok()) {
+  if (Status s = bk.BuildProgram(*p, prog.build_devices, prog.build_options); !s.ok()) {
     bk.Release(ObjType::Program, *p);
     return s;
   }
-  e.original = *p;
+  prog.original = *p;
   return *p;
 }
 
@@ -1186,11 +1185,11 @@ Result<std::vector<BkEvent*>> Session::ResolveWaits(const std::vector<uint64_t>&
   std::vector<BkEvent*> waits;
   waits.reserve(ids.size());
   for (uint64_t id : ids) {
-    auto e = Lookup(id, ObjType::Event);
+    auto e = Lookup<EventRecord>(id);
     if (!e.ok())
       return Status::Error(CL_INVALID_EVENT_WAIT_LIST,
                            "wait list names unknown event " + std::to_string(id));
-    waits.push_back(static_cast<BkEvent*>((*e)->handle));
+    waits.push_back((*e)->handle);
   }
   return waits;
 }
@@ -1200,9 +1199,9 @@ Result<BkQueue*> Session::ExecQueue(uint64_t ctx_id, int device, bool control) {
   const std::pair<uint64_t, int> key{ctx_id, control ? -1 - device : device};
   auto it = exec_queues_.find(key);
   if (it != exec_queues_.end()) return it->second;
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return ctx.status();
-  auto q = server_->backend().CreateQueue(static_cast<BkContext*>((*ctx)->handle), device,
+  auto q = server_->backend().CreateQueue((*ctx)->handle, device,
                                           control ? 0 : CL_QUEUE_PROFILING_ENABLE);
   if (!q.ok()) return q.status();
   exec_queues_[key] = *q;
@@ -1213,8 +1212,8 @@ Status Session::Flush(Reader& r) {
   proto::FlushRequest req;
   if (!proto::FlushRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Flush");
-  auto q = Lookup(req.queue, ObjType::Queue);
-  if (q.ok()) server_->backend().Flush(static_cast<BkQueue*>((*q)->handle));
+  auto q = Lookup<QueueRecord>(req.queue);
+  if (q.ok()) server_->backend().Flush((*q)->handle);
   return Status::Ok();
 }
 
@@ -1222,22 +1221,22 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
   proto::FinishRequest req;
   if (!proto::FinishRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Finish");
-  auto q = Lookup(req.queue, ObjType::Queue);
+  auto q = Lookup<QueueRecord>(req.queue);
   if (!q.ok()) return Reply(h, q.status()), Status::Ok();
   if (CanWaitInline()) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
     // the shortest path from the device's completion to the answer.
-    Status s = server_->backend().Finish(static_cast<BkQueue*>((*q)->handle));
+    Status s = server_->backend().Finish((*q)->handle);
     Reply(h, s);
     return Status::Ok();
   }
   // Otherwise never block the reader: a marker completes after everything before it.
-  auto ev = server_->backend().Marker(static_cast<BkQueue*>((*q)->handle), {});
+  auto ev = server_->backend().Marker((*q)->handle, {});
   if (!ev.ok()) return Reply(h, ev.status()), Status::Ok();
   auto out = outbox_;
   uint16_t op = h.op;
   uint64_t tag = h.tag;
-  server_->backend().Flush(static_cast<BkQueue*>((*q)->handle));
+  server_->backend().Flush((*q)->handle);
   server_->backend().OnComplete(*ev, [out, op, tag](int32_t) {
     SendReply(*out, op, tag, Status::Ok());
   });
@@ -1251,9 +1250,9 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
     return Status::Protocol("malformed WaitEvents");
   std::vector<BkEvent*> evs;
   for (uint64_t id : req.events) {
-    auto e = Lookup(id, ObjType::Event);
+    auto e = Lookup<EventRecord>(id);
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
-    evs.push_back(static_cast<BkEvent*>((*e)->handle));
+    evs.push_back((*e)->handle);
   }
   struct Pending {
     std::mutex mu;
@@ -1300,10 +1299,10 @@ Status Session::WatchEvent(Reader& r) {
   if (!proto::WatchEventRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed WatchEvent");
   const uint64_t id = req.event;
-  auto e = Lookup(id, ObjType::Event);
+  auto e = Lookup<EventRecord>(id);
   if (!e.ok()) return AsyncFailure(Op::WatchEvent, id, e.status()), Status::Ok();
   auto out = outbox_;
-  server_->backend().OnComplete(static_cast<BkEvent*>((*e)->handle), [out, id](int32_t st) {
+  server_->backend().OnComplete((*e)->handle, [out, id](int32_t st) {
     std::vector<uint8_t> body;
     Writer w(&body);
     w.u64(id);

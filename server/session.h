@@ -24,6 +24,7 @@
 #include "server/backend/backend.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/slicer.h"
+#include "server/session_objects.h"
 #include "server/shared_region.h"
 #include "server/tenant.h"
 
@@ -113,45 +114,6 @@ class Session {
   const proto::Stream& stream() const { return *stream_; }
 
  private:
-  struct Entry {
-    proto::ObjType type = proto::ObjType::None;
-    void* handle = nullptr;
-    uint64_t parent = 0;       // context of a queue/mem/program/event, program of a kernel
-    int device = -1;           // queues
-    uint64_t size = 0;         // memory objects
-    std::vector<int> devices;  // contexts
-    std::vector<KernelArgValue> args;  // kernels: the arguments set so far
-    std::vector<uint64_t> arg_mem_ids; // kernels: id behind each Mem argument (0 = none)
-    bool is_user_event = false;
-    bool user_event_set = false;  // user events: the client set its status
-    // Programs: the source (rewritten for slicing at build time when the policy slices) and
-    // the rewrite that was built, if any. Kernels: their slicing facts and the second kernel
-    // instance the scheduler's dispatcher uses. Queues: whether in order.
-    std::string source;
-    std::shared_ptr<const slicer::RewrittenProgram> rewrite;
-    // A rewritten program's binaries must not carry the hidden argument: they come from the
-    // original source, built on demand with the same options.
-    std::string build_options;
-    std::vector<int> build_devices;
-    BkProgram* original = nullptr;
-    std::shared_ptr<const slicer::RewrittenProgram> kernel_rewrite;  // keeps slice_info alive
-    const slicer::KernelInfo* slice_info = nullptr;
-    BkKernel* sched_kernel = nullptr;
-    std::string kernel_name;
-    bool in_order = true;
-    // Events of launches that ran in slices: their profiling times.
-    std::shared_ptr<LaunchTimes> times;
-    uint64_t charged = 0;      // memory objects: bytes charged to the tenant's quota
-    // Images (memory objects whose image_type is not 0): a pixel's size, as the device says.
-    uint32_t image_type = 0;
-    uint64_t element_size = 0;
-    uint64_t image_extent[3] = {0, 0, 0};  // width, height or layers, depth or layers
-    // Programs: each kernel's argument shapes, from the build. Kernels: their own. Arguments
-    // that take objects (buffers, images, samplers) never take raw bytes from the client.
-    std::map<std::string, std::vector<ArgShape>> kernel_shapes;
-    std::vector<ArgShape> arg_shapes;
-  };
-
   Status Dispatch(const proto::FrameHeader& h, proto::Reader& r);
   Status Hello(const proto::FrameHeader& h, proto::Reader& r);
   Status CreateContext(proto::Reader& r);
@@ -178,7 +140,7 @@ class Session {
   struct Command {
     const proto::FrameHeader* frame = nullptr;
     proto::CommandHeader head;
-    Entry* queue_entry = nullptr;  // set by ResolveCommand, as are the two below
+    QueueRecord* queue_record = nullptr;  // set by ResolveCommand, as are the two below
     BkQueue* queue = nullptr;
     std::vector<BkEvent*> waits;
   };
@@ -204,7 +166,7 @@ class Session {
   Status EnqueueCopyBufferToImage(Command& c, proto::Reader& r);
   Status EnqueueFillImage(Command& c, proto::Reader& r);
   // The image `id`, if `at` lies inside it (CL_INVALID_VALUE if not).
-  Result<Entry*> ImageIn(uint64_t id, const ImageRegion& at);
+  Result<MemRecord*> ImageIn(uint64_t id, const ImageRegion& at);
   // Looks up the command's queue and wait list.
   Status ResolveCommand(Command& c);
   // The command could not start (Session::CommandFailed).
@@ -228,8 +190,8 @@ class Session {
   void AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst);
   // Launches: the buffers, images and samplers the kernel's arguments name, looked up now;
   // and what `fair` needs to hold and run the launch itself.
-  Status BindKernelArgs(Entry& ke);
-  Status FillFairLaunch(const Command& c, const Entry& ke, LaunchRequest& req);
+  Status BindKernelArgs(KernelRecord& ke);
+  Status FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchRequest& req);
   Status Flush(proto::Reader& r);
   Status Finish(const proto::FrameHeader& h, proto::Reader& r);
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);
@@ -253,9 +215,9 @@ class Session {
   // The largest region this connection may attach: 0 unless it is a Unix socket.
   uint64_t SharedCap() const;
   // Looks up an image (a memory object made by CreateImage) or, with `image` false, a buffer.
-  Result<Entry*> LookupMem(uint64_t id, bool image);
+  Result<MemRecord*> LookupMem(uint64_t id, bool image);
   // Whether a kernel argument value may go to the argument `index` of kernel `k`.
-  Status CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kind kind,
+  Status CheckArgKind(const KernelRecord& k, uint32_t index, KernelArgValue::Kind kind,
                       const std::vector<uint8_t>& bytes);
   // Charges `size` bytes of device memory to the tenant; false when over its quota.
   bool ChargeMemory(uint64_t size);
@@ -285,12 +247,23 @@ class Session {
   // commands never wait on another session's events.
   bool CanWaitInline() const { return unset_user_events_ == 0; }
 
-  // Looks `id` up with the expected type; errors carry the OpenCL code for that type.
-  Result<Entry*> Lookup(uint64_t id, proto::ObjType type);
-  Status Insert(uint64_t id, Entry e);
-  // Insert for an entry whose backend handles this session owns: released if it fails.
-  Status InsertOwned(uint64_t id, Entry e);
-  void ReleaseEntry(uint64_t id, Entry& e);
+  // Looks `id` up as an object of kind R (server/session_objects.h); an id of no object, or
+  // of another kind, is an error with the OpenCL code for R's type.
+  template <typename R>
+  Result<R*> Lookup(uint64_t id) {
+    auto it = objects_.find(id);
+    R* r = it == objects_.end() ? nullptr : std::get_if<R>(&it->second);
+    if (!r) return NoSuchObject(id, R::kType);
+    return r;
+  }
+  // The same for a type the request names (Release, GetInfo).
+  Result<ObjectRecord*> Lookup(uint64_t id, proto::ObjType type);
+  static Status NoSuchObject(uint64_t id, proto::ObjType type);
+  Status Insert(uint64_t id, ObjectRecord o);
+  // Insert for a record whose backend handles this session owns: released if it fails.
+  Status InsertOwned(uint64_t id, ObjectRecord o);
+  // Gives back what the object holds: its backend references, its quota, its counts.
+  void ReleaseRecord(uint64_t id, ObjectRecord& o);
   void ReleaseAll();
   // The bulk blob of `total` bytes a request carries: staged PutData bytes plus the frame's
   // tail (the rest of `r`).
@@ -319,11 +292,11 @@ class Session {
   // rgpud's own queues in a context: the one held launches run on, or (control) the one
   // that stops preemptible runs without waiting behind them.
   Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device, bool control = false);
-  Result<BkProgram*> OriginalProgram(Entry& e);
+  Result<BkProgram*> OriginalProgram(ProgramRecord& prog);
   std::map<std::pair<uint64_t, int>, BkQueue*> exec_queues_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.
-  std::unordered_map<uint64_t, Entry> objects_;
+  std::unordered_map<uint64_t, ObjectRecord> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
   std::shared_ptr<SharedRegion> shared_;  // the client's shared bulk region, if attached
   uint64_t shared_bytes_ = 0;             // bytes moved through it (logged at the end)

@@ -75,10 +75,10 @@ Status Session::Enqueue(const FrameHeader& h, Reader& r, CommandHandler handler)
 // ---------------------------------------------------------------- shared steps
 
 Status Session::ResolveCommand(Command& c) {
-  auto q = Lookup(c.head.queue, ObjType::Queue);
+  auto q = Lookup<QueueRecord>(c.head.queue);
   if (!q.ok()) return q.status();
-  c.queue_entry = *q;
-  c.queue = static_cast<BkQueue*>((*q)->handle);
+  c.queue_record = *q;
+  c.queue = (*q)->handle;
   auto waits = ResolveWaits(c.head.waits);
   if (!waits.ok()) return waits.status();
   c.waits = std::move(*waits);
@@ -90,9 +90,9 @@ Status Session::Fail(const Command& c, const Status& s) {
 }
 
 Result<BkMem*> Session::BufferOf(uint64_t id) {
-  auto e = Lookup(id, ObjType::Mem);
+  auto e = Lookup<MemRecord>(id);
   if (!e.ok()) return e.status();
-  return static_cast<BkMem*>((*e)->handle);
+  return (*e)->handle;
 }
 
 Status Session::EndCommand(const Command& c, Result<BkEvent*> ev, std::shared_ptr<LaunchTimes> times) {
@@ -103,10 +103,9 @@ Status Session::EndCommand(const Command& c, Result<BkEvent*> ev, std::shared_pt
     if (*ev) server_->backend().Release(ObjType::Event, *ev);  // a launch may have none
     return Status::Ok();
   }
-  Entry e;
-  e.type = ObjType::Event;
+  EventRecord e;
   e.handle = *ev;
-  e.parent = c.queue_entry->parent;
+  e.parent = c.queue_record->parent;
   e.times = std::move(times);
   return InsertOwned(c.head.event, std::move(e));
 }
@@ -149,7 +148,7 @@ Status Session::EnqueueReadBuffer(Command& c, Reader& r) {
   // A large read (none that large waits inline) goes out piece by piece as the device reads
   // it (Session::PipelinedRead), from buffers of its own.
   static_assert(2 * kReadPiece > kInlineReadMax);
-  if (c.queue_entry->in_order && m.size >= 2 * kReadPiece)
+  if (c.queue_record->in_order && m.size >= 2 * kReadPiece)
     return EndCommand(c, PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits));
   return ReadAndAnswer(c, m.size, [&](const Bytes& dst, bool inline_read) {
     return server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read);
@@ -333,16 +332,16 @@ void Session::AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst) {
 
 // ---------------------------------------------------------------- kernels
 
-Status Session::BindKernelArgs(Entry& ke) {
+Status Session::BindKernelArgs(KernelRecord& ke) {
   // Buffer, image and sampler arguments are resolved now: one released since SetKernelArg
   // is an error, never a dangling handle.
   for (size_t i = 0; i < ke.args.size(); ++i) {
     KernelArgValue& arg = ke.args[i];
     const std::string which = "argument " + std::to_string(i);
     if (arg.kind == KernelArgValue::Kind::Sampler) {
-      auto smp = Lookup(ke.arg_mem_ids[i], ObjType::Sampler);
+      auto smp = Lookup<SamplerRecord>(ke.arg_mem_ids[i]);
       if (!smp.ok()) return Status::Error(CL_INVALID_KERNEL_ARGS, which + " names a released sampler");
-      arg.sampler = static_cast<BkSampler*>((*smp)->handle);
+      arg.sampler = (*smp)->handle;
       continue;
     }
     if (arg.kind != KernelArgValue::Kind::Mem) continue;
@@ -355,20 +354,20 @@ Status Session::BindKernelArgs(Entry& ke) {
     const auto shape = i < ke.arg_shapes.size() ? ke.arg_shapes[i].kind : ArgShape::Kind::Unchecked;
     auto m = shape == ArgShape::Kind::Image ? LookupMem(ke.arg_mem_ids[i], true)
              : shape == ArgShape::Kind::Mem ? LookupMem(ke.arg_mem_ids[i], false)
-                                            : Lookup(ke.arg_mem_ids[i], ObjType::Mem);
+                                            : Lookup<MemRecord>(ke.arg_mem_ids[i]);
     if (!m.ok()) return Status::Error(CL_INVALID_KERNEL_ARGS, which + ": " + m.status().message());
-    arg.mem = static_cast<BkMem*>((*m)->handle);
+    arg.mem = (*m)->handle;
   }
   return Status::Ok();
 }
 
-Status Session::FillFairLaunch(const Command& c, const Entry& ke, LaunchRequest& req) {
+Status Session::FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchRequest& req) {
   // `fair` may hold the launch and run it on rgpud's own queues of the context, and stop it
   // from the control queue (docs/scheduling.md).
-  const Entry& q = *c.queue_entry;
-  auto ctx = Lookup(q.parent, ObjType::Context);
+  const QueueRecord& q = *c.queue_record;
+  auto ctx = Lookup<ContextRecord>(q.parent);
   if (!ctx.ok()) return ctx.status();
-  req.context = static_cast<BkContext*>((*ctx)->handle);
+  req.context = (*ctx)->handle;
   auto xq = ExecQueue(q.parent, q.device);
   if (!xq.ok()) return xq.status();
   req.exec_queue = *xq;
@@ -385,9 +384,9 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   proto::NDRangeKernelRequest m;
   if (!DecodeAll(r, &m)) return Malformed();
   if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
-  auto k = Lookup(m.kernel, ObjType::Kernel);
+  auto k = Lookup<KernelRecord>(m.kernel);
   if (!k.ok()) return Fail(c, k.status());
-  Entry& ke = **k;
+  KernelRecord& ke = **k;
   if (Status s = BindKernelArgs(ke); !s.ok()) return Fail(c, s);
   if (m.dims < 1 || m.dims > 3)
     return Fail(c, Status::Error(CL_INVALID_WORK_DIMENSION, "work_dim must be 1, 2 or 3"));
@@ -395,8 +394,8 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.session_id = id_;
   req.tenant = tenant();
   req.queue = c.queue;
-  req.queue_in_order = c.queue_entry->in_order;
-  req.kernel = static_cast<BkKernel*>(ke.handle);
+  req.queue_in_order = c.queue_record->in_order;
+  req.kernel = ke.handle;
   req.args = ke.args;
   req.slice_info = ke.slice_info;
   req.range.dims = m.dims;
@@ -410,7 +409,7 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
-  auto launched = server_->scheduler(c.queue_entry->device).Submit(std::move(req));
+  auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));
   if (!launched.ok()) return Fail(c, launched.status());
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
   return EndCommand(c, launched->event, launched->times);

@@ -51,8 +51,8 @@ bool EmptyRegion(const size_t region[3]) { return region[0] == 0 || region[1] ==
 
 }  // namespace
 
-Result<Session::Entry*> Session::LookupMem(uint64_t id, bool image) {
-  auto e = Lookup(id, ObjType::Mem);
+Result<MemRecord*> Session::LookupMem(uint64_t id, bool image) {
+  auto e = Lookup<MemRecord>(id);
   if (!e.ok()) return e.status();
   // CL_INVALID_MEM_OBJECT if image is not a valid image object (or buffer not a buffer)
   if (((*e)->image_type != 0) != image)
@@ -80,12 +80,12 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
   d.samples = req.samples;
   auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
   if (buffer_id != 0) {
     auto buf = LookupMem(buffer_id, /*image=*/false);
     if (!buf.ok()) return Reply(h, buf.status()), Status::Ok();
-    d.buffer = static_cast<BkMem*>((*buf)->handle);
+    d.buffer = (*buf)->handle;
   }
   // The quota counts the image's pixels (an image made from a buffer uses the buffer's
   // memory).
@@ -113,14 +113,12 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
     return Reply(h, Status::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                   "tenant '" + tenant()->id + "' is over its memory quota")),
            Status::Ok();
-  auto facts = server_->backend().CreateImage(static_cast<BkContext*>((*ctx)->handle), flags, d,
-                                              blob->get());
+  auto facts = server_->backend().CreateImage((*ctx)->handle, flags, d, blob->get());
   if (!facts.ok()) {
     RefundMemory(charge);
     return Reply(h, facts.status()), Status::Ok();
   }
-  Entry e;
-  e.type = ObjType::Mem;
+  MemRecord e;
   e.handle = facts->mem;
   e.parent = ctx_id;
   e.size = facts->mem_size;
@@ -128,7 +126,7 @@ Status Session::CreateImage(const FrameHeader& h, Reader& r) {
   e.image_type = d.image_type;
   e.element_size = facts->element_size;
   ImageExtent(d, e.image_extent);
-  if (Status s = InsertOwned(id, std::move(e)); !s.ok()) {
+  if (Status s = InsertOwned(id, e); !s.ok()) {
     RefundMemory(charge);
     return s;
   }
@@ -142,10 +140,10 @@ Status Session::GetSupportedImageFormats(const FrameHeader& h, Reader& r) {
   proto::GetSupportedImageFormatsRequest req;
   if (!proto::GetSupportedImageFormatsRequest::Decode(r, &req) || !r.done() || h.tag == 0)
     return Status::Protocol("malformed GetSupportedImageFormats");
-  auto ctx = Lookup(req.context, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(req.context);
   if (!ctx.ok()) return Reply(h, ctx.status()), Status::Ok();
-  auto formats = server_->backend().SupportedImageFormats(static_cast<BkContext*>((*ctx)->handle),
-                                                          req.flags, req.image_type);
+  auto formats =
+      server_->backend().SupportedImageFormats((*ctx)->handle, req.flags, req.image_type);
   if (!formats.ok()) return Reply(h, formats.status()), Status::Ok();
   proto::GetSupportedImageFormatsReply answer;
   const size_t n = std::min<size_t>(formats->size(), proto::kMaxImageFormats);
@@ -161,18 +159,17 @@ Status Session::CreateSampler(Reader& r) {
     return Status::Protocol("malformed CreateSampler");
   const uint64_t id = req.sampler, ctx_id = req.context;
   const std::vector<uint64_t>& props = req.properties;
-  auto ctx = Lookup(ctx_id, ObjType::Context);
+  auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return AsyncFailure(Op::CreateSampler, id, ctx.status()), Status::Ok();
-  auto smp = server_->backend().CreateSampler(static_cast<BkContext*>((*ctx)->handle), props);
+  auto smp = server_->backend().CreateSampler((*ctx)->handle, props);
   if (!smp.ok()) return AsyncFailure(Op::CreateSampler, id, smp.status()), Status::Ok();
-  Entry e;
-  e.type = ObjType::Sampler;
+  SamplerRecord e;
   e.handle = *smp;
   e.parent = ctx_id;
-  return InsertOwned(id, std::move(e));
+  return InsertOwned(id, e);
 }
 
-Status Session::CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kind kind,
+Status Session::CheckArgKind(const KernelRecord& k, uint32_t index, KernelArgValue::Kind kind,
                              const std::vector<uint8_t>& bytes) {
   if (index >= k.arg_shapes.size()) return Status::Ok();  // not probed: the device checks
   using S = ArgShape::Kind;
@@ -201,7 +198,7 @@ Status Session::CheckArgKind(const Entry& k, uint32_t index, KernelArgValue::Kin
 // and inside rgpud (every tenant's session with it). An empty region is a command that does
 // nothing, as PoCL treats it: a marker stands in for it.
 
-Result<Session::Entry*> Session::ImageIn(uint64_t id, const ImageRegion& at) {
+Result<MemRecord*> Session::ImageIn(uint64_t id, const ImageRegion& at) {
   auto e = LookupMem(id, /*image=*/true);
   if (!e.ok()) return e.status();
   if (!InsideImage((*e)->image_extent, at.origin, at.region))
@@ -236,9 +233,8 @@ Status Session::EnqueueReadImage(Command& c, Reader& r) {
   Bytes dst = server_->buffers().Acquire(bytes);
   dst->reserve(std::max<uint64_t>(bytes, 1));  // an empty region still names real memory
   dst->resize(bytes);
-  auto ev = EmptyRegion(at.region)
-                ? bk.Marker(c.queue, c.waits)
-                : bk.ReadImage(c.queue, static_cast<BkMem*>((*image)->handle), at, dst, c.waits);
+  auto ev = EmptyRegion(at.region) ? bk.Marker(c.queue, c.waits)
+                                   : bk.ReadImage(c.queue, (*image)->handle, at, dst, c.waits);
   if (!ev.ok()) return Fail(c, ev.status());
   AnswerRead(c, *ev, dst, /*inline_read=*/false);
   return EndCommand(c, ev);
@@ -258,9 +254,9 @@ Status Session::EnqueueWriteImage(Command& c, Reader& r) {
     return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
   if ((*blob)->size() != bytes) return Status::Protocol("image data does not match its region");
   Backend& bk = server_->backend();
-  return EndCommand(c, EmptyRegion(at.region) ? bk.Marker(c.queue, c.waits)
-                                              : bk.WriteImage(c.queue, static_cast<BkMem*>((*image)->handle),
-                                                              at, *blob, c.waits));
+  return EndCommand(c, EmptyRegion(at.region)
+                           ? bk.Marker(c.queue, c.waits)
+                           : bk.WriteImage(c.queue, (*image)->handle, at, *blob, c.waits));
 }
 
 Status Session::EnqueueCopyImage(Command& c, Reader& r) {
@@ -277,8 +273,8 @@ Status Session::EnqueueCopyImage(Command& c, Reader& r) {
     return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
   Backend& bk = server_->backend();
   if (EmptyRegion(from.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
-  return EndCommand(c, bk.CopyImage(c.queue, static_cast<BkMem*>((*src)->handle),
-                                    static_cast<BkMem*>((*dst)->handle), from, to.origin, c.waits));
+  return EndCommand(c, bk.CopyImage(c.queue, (*src)->handle, (*dst)->handle, from, to.origin,
+                                    c.waits));
 }
 
 Status Session::EnqueueCopyImageToBuffer(Command& c, Reader& r) {
@@ -296,8 +292,8 @@ Status Session::EnqueueCopyImageToBuffer(Command& c, Reader& r) {
     return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
   Backend& bk = server_->backend();
   if (EmptyRegion(from.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
-  return EndCommand(c, bk.CopyImageToBuffer(c.queue, static_cast<BkMem*>((*image)->handle),
-                                            static_cast<BkMem*>((*buffer)->handle), from, m.offset, c.waits));
+  return EndCommand(c, bk.CopyImageToBuffer(c.queue, (*image)->handle, (*buffer)->handle, from,
+                                            m.offset, c.waits));
 }
 
 Status Session::EnqueueCopyBufferToImage(Command& c, Reader& r) {
@@ -316,8 +312,8 @@ Status Session::EnqueueCopyBufferToImage(Command& c, Reader& r) {
     return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
   Backend& bk = server_->backend();
   if (EmptyRegion(to.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
-  return EndCommand(c, bk.CopyBufferToImage(c.queue, static_cast<BkMem*>((*buffer)->handle),
-                                            static_cast<BkMem*>((*image)->handle), m.offset, to, c.waits));
+  return EndCommand(c, bk.CopyBufferToImage(c.queue, (*buffer)->handle, (*image)->handle, m.offset,
+                                            to, c.waits));
 }
 
 Status Session::EnqueueFillImage(Command& c, Reader& r) {
@@ -332,7 +328,7 @@ Status Session::EnqueueFillImage(Command& c, Reader& r) {
     return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
   Backend& bk = server_->backend();
   if (EmptyRegion(at.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
-  return EndCommand(c, bk.FillImage(c.queue, static_cast<BkMem*>((*image)->handle), m.color.data(), at, c.waits));
+  return EndCommand(c, bk.FillImage(c.queue, (*image)->handle, m.color.data(), at, c.waits));
 }
 
 }  // namespace rgpu::server

@@ -85,9 +85,9 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   auto mem = BufferOf(t.mem);
   if (!mem.ok()) return fail(mem.status());
   // The first transfer in a context registers the region with it (pinned-speed copies).
-  const uint64_t ctx_id = c.queue_entry->parent;
-  if (auto ctx = Lookup(ctx_id, ObjType::Context);
-      ctx.ok() && !region->Register(server_->backend(), static_cast<BkContext*>((*ctx)->handle)))
+  const uint64_t ctx_id = c.queue_record->parent;
+  if (auto ctx = Lookup<ContextRecord>(ctx_id);
+      ctx.ok() && !region->Register(server_->backend(), (*ctx)->handle))
     spdlog::debug("session {}: shared region not registered with context {}", id_, ctx_id);
 
   Backend& bk = server_->backend();
