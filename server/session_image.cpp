@@ -25,6 +25,12 @@ bool RegionBytes(const ImageRegion& r, uint64_t element_size, uint64_t* out) {
   return proto::CheckedProduct(r.region[0], r.region[1], r.region[2], element_size, out);
 }
 
+// The `bytes` at `offset` of a buffer lie inside it (the client checks too; a hostile one may
+// not, and the device need not).
+bool BufferHolds(const MemRecord& buffer, uint64_t offset, uint64_t bytes) {
+  return offset <= buffer.size && bytes <= buffer.size - offset;
+}
+
 // An image's extent as origins and regions address it: (width, height or layers, depth or
 // layers), 1 where the type has no such dimension.
 void ImageExtent(const ImageDesc& d, uint64_t out[3]) {
@@ -288,8 +294,8 @@ Status Session::EnqueueCopyImageToBuffer(Command& c, Reader& r) {
   auto buffer = LookupMem(m.buffer, /*image=*/false);
   if (!buffer.ok()) return Fail(c, buffer.status());
   uint64_t bytes = 0;
-  if (!RegionBytes(from, (*image)->element_size, &bytes))
-    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  if (!RegionBytes(from, (*image)->element_size, &bytes) || !BufferHolds(**buffer, m.offset, bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "region out of range of the image or the buffer"));
   Backend& bk = server_->backend();
   if (EmptyRegion(from.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
   return EndCommand(c, bk.CopyImageToBuffer(c.queue, (*image)->handle, (*buffer)->handle, from,
@@ -308,8 +314,8 @@ Status Session::EnqueueCopyBufferToImage(Command& c, Reader& r) {
   auto image = ImageIn(m.image, to);
   if (!image.ok()) return Fail(c, image.status());
   uint64_t bytes = 0;
-  if (!RegionBytes(to, (*buffer)->element_size, &bytes))
-    return Fail(c, Status::Error(CL_INVALID_VALUE, "image region out of range"));
+  if (!RegionBytes(to, (*image)->element_size, &bytes) || !BufferHolds(**buffer, m.offset, bytes))
+    return Fail(c, Status::Error(CL_INVALID_VALUE, "region out of range of the image or the buffer"));
   Backend& bk = server_->backend();
   if (EmptyRegion(to.region)) return EndCommand(c, bk.Marker(c.queue, c.waits));
   return EndCommand(c, bk.CopyBufferToImage(c.queue, (*buffer)->handle, (*image)->handle, m.offset,

@@ -225,6 +225,48 @@ TEST_F(SessionTest, HandleOfTheWrongTypeIsTheErrorOfTheTypeExpected) {
   }
 }
 
+// Copies between an image and a buffer that would run past the buffer's end are refused by
+// rgpud itself (CL_INVALID_VALUE), whatever the client checked; in range, they run.
+TEST_F(SessionTest, ImageBufferCopiesStayInsideTheBuffer) {
+  StartServer();
+  Connection c(server_.get());
+  ASSERT_EQ(c.hello_code(), CL_SUCCESS);
+  c.Send(Op::CreateContext, CreateContextBody(1));
+  c.Send(Op::CreateQueue, CreateQueueBody(2, 1));
+  c.Send(Op::CreateBuffer, CreateBufferBody(3, 1, 64));  // 16 pixels of 4 bytes
+  proto::CreateImageRequest image;
+  image.mem = 4;
+  image.context = 1;
+  image.flags = CL_MEM_READ_WRITE;
+  image.channel_order = CL_RGBA;
+  image.channel_type = CL_UNORM_INT8;
+  image.image_type = CL_MEM_OBJECT_IMAGE2D;
+  image.width = 16;
+  image.height = 16;
+  ASSERT_EQ(c.Call(Op::CreateImage, proto::EncodeBody(image)), CL_SUCCESS);
+  auto command = [](uint64_t event, const auto& m) {
+    std::vector<uint8_t> body;
+    proto::Writer w(&body);
+    proto::CommandHeader{2, event, {}}.EncodeTo(w);
+    m.EncodeTo(w);
+    return body;
+  };
+  const proto::Triple whole{16, 16, 1}, row{16, 1, 1};
+  c.Send(Op::CopyBufferToImage, command(10, proto::CopyBufferToImageRequest{3, 4, 0, {}, whole}));
+  c.Send(Op::CopyImageToBuffer, command(11, proto::CopyImageToBufferRequest{4, 3, {}, whole, 0}));
+  c.Send(Op::CopyImageToBuffer, command(12, proto::CopyImageToBufferRequest{4, 3, {}, row, 4}));
+  c.Send(Op::CopyBufferToImage, command(13, proto::CopyBufferToImageRequest{3, 4, 0, {}, row}));
+  c.Send(Op::CopyImageToBuffer, command(14, proto::CopyImageToBufferRequest{4, 3, {}, row, 0}));
+  c.Sync();
+  for (uint64_t bad : {10, 11, 12}) {
+    ASSERT_TRUE(c.ErrorFor(bad)) << "command " << bad;
+    EXPECT_EQ(c.ErrorFor(bad)->code, CL_INVALID_VALUE) << "command " << bad;
+  }
+  EXPECT_FALSE(c.ErrorFor(13)) << "a row of 64 bytes fits the 64-byte buffer";
+  EXPECT_FALSE(c.ErrorFor(14));
+  EXPECT_FALSE(c.closed());
+}
+
 TEST_F(SessionTest, ReleasedObjectsAreGone) {
   StartServer();
   {
