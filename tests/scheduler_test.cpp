@@ -496,6 +496,32 @@ TEST_P(NarrowRunsTest, LongWorkGroupsBesideLatencyCriticalWorkRunAFewPerComputeU
 
 INSTANTIATE_TEST_SUITE_P(OnAndOff, NarrowRunsTest, ::testing::Bool());
 
+// Narrow runs that would last under kNarrowRunMinNs are not used: work-groups of 10 us make
+// a wave of 160 us (over the 150 us LC slice) but narrow runs of 40-160 us, where the
+// commands around each run would cost too much of it. After each width was tried once, runs
+// are ordinary again (at least a wave).
+TEST_F(SchedulerTest, NarrowRunsTooShortToPayAreNotUsed) {
+  constexpr uint32_t kUnits = 4;
+  constexpr uint64_t kWaveGroups = 16;
+  Start(SchedulerOptions{}, kWaveGroups * 64, kUnits);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 10'000);
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  Launch(b, 2000);
+  dev_.RunUntilIdle();
+  auto runs = LaunchesOf(b);
+  ExpectEveryGroupOnce(runs, 2000);
+  std::vector<uint64_t> sizes;
+  for (size_t i = 1; i + 1 < runs.size(); ++i) sizes.push_back(runs[i].groups);
+  // The widths tried (at most a chained pair each), then ordinary runs only.
+  const auto last_narrow = std::find_if(sizes.rbegin(), sizes.rend(), [&](uint64_t g) { return g < kWaveGroups; });
+  const size_t ordinary_after = static_cast<size_t>(last_narrow - sizes.rbegin());
+  EXPECT_LE(sizes.size() - ordinary_after, 6u) << "narrow runs past their trial";
+  EXPECT_GE(ordinary_after, 3u);
+}
+
 // One tenant alone: charged within 5% of what the device ran, under every policy, with and
 // without events (event-less launches are charged their kernel's measured cost).
 class AccountingTest : public SchedulerTest, public ::testing::WithParamInterface<Policy> {};

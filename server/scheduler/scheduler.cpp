@@ -843,7 +843,8 @@ Scheduler::RunSize Scheduler::RunGroups(const Held& h, uint64_t first, bool besi
     if (beside_lc && options_.narrow_runs && n != narrow_.end() &&
         it->second * static_cast<double>(wave) > budget_ns) {
       size.narrow = n->second.Pick();
-      size.groups = std::min<uint64_t>(wave, uint64_t{kNarrowWidths[size.narrow]} * compute_units_);
+      if (size.narrow >= 0)
+        size.groups = std::min<uint64_t>(wave, uint64_t{kNarrowWidths[size.narrow]} * compute_units_);
     }
   }
   size.groups = std::min(size.groups, left);
@@ -853,11 +854,14 @@ Scheduler::RunSize Scheduler::RunGroups(const Held& h, uint64_t first, bool besi
 int Scheduler::NarrowRuns::Pick() const {
   for (int i : {1, 0, 2})
     if (run_ns[i] <= 0) return i;
+  // Only widths whose runs last long enough that the commands around each run (its control
+  // words, its launch) stay a small part of it.
   double best = 0;
-  for (size_t i = 0; i < run_ns.size(); ++i) best = std::max(best, kNarrowWidths[i] / run_ns[i]);
   for (size_t i = 0; i < run_ns.size(); ++i)
-    if (kNarrowWidths[i] / run_ns[i] >= 0.9 * best) return static_cast<int>(i);
-  return 1;
+    if (run_ns[i] >= kNarrowRunMinNs) best = std::max(best, kNarrowWidths[i] / run_ns[i]);
+  for (size_t i = 0; i < run_ns.size(); ++i)
+    if (run_ns[i] >= kNarrowRunMinNs && kNarrowWidths[i] / run_ns[i] >= 0.9 * best) return static_cast<int>(i);
+  return -1;
 }
 
 void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, RunSize size) {

@@ -271,10 +271,16 @@ class Scheduler {
   // compute unit kNarrowWidths[i]; the measured device ns of a whole run of that width
   // (EWMA; 0 until tried). Made and erased with group_cost_ns_.
   static constexpr std::array<uint32_t, 3> kNarrowWidths = {1, 2, 4};
+  // A narrow run shorter than this is not used: each run costs a control write, a launch and
+  // a read besides its work. The issue-4 benchmark's BE kernel (work-groups of about 0.1 ms
+  // at full occupancy) ran at 0.39 of its solo rate in narrow runs much shorter than this
+  // (H100), where runs of a wave give it about 0.56.
+  static constexpr double kNarrowRunMinNs = 250'000;
   struct NarrowRuns {
     std::array<double, 3> run_ns{};
-    // The width to use: each untried one first (2, then 1, then 4), then the narrowest whose
-    // work-groups per ns reach 90% of the best width's.
+    // The width to use: each untried one first (2, then 1, then 4), then, of the widths whose
+    // runs last at least kNarrowRunMinNs, the narrowest whose work-groups per ns reach 90% of
+    // the best one's; -1 when none lasts that long (the kernel then runs in ordinary runs).
     int Pick() const;
   };
   std::unordered_map<BkKernel*, NarrowRuns> narrow_;  // GUARDED_BY(mu_)
