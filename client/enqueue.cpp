@@ -119,23 +119,22 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
                   void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
   Command c;
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
-  // A non-blocking read larger than the read half (UseSharedLater) runs through the region
-  // in this call, as a blocking one does: the socket moves it at a fraction of the region's
-  // speed (H100: 0.15x native for 64-256 MiB, against 1.5-2.4x), and nothing it can wait for
-  // needs this thread (UseShared refuses reads while a user event is unset). It then costs
-  // the caller the read's time, not a later wait.
-  if ((blocking || !UseSharedLater(q, size)) && UseShared(q, size, /*read=*/true)) {
+  if (UseShared(q, size, /*read=*/true)) {
     cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
+    if (!blocking && FitsReadSlots(size)) {
+      const cl_int rc = ReadSharedLater(q, m, off, size, ptr, n, list, c.event_id, e);
+      if (event && rc == CL_SUCCESS) *event = e;
+      else Drop(e);
+      return rc;
+    }
+    // A non-blocking read larger than the read slots runs through the region in this call,
+    // as a blocking one does: the socket moves it at a fraction of the region's speed (H100:
+    // 0.15x native for 64 MiB, against 2.4x), and nothing it can wait for needs this thread
+    // (UseShared refuses reads while a user event is unset). The caller pays the read's time
+    // now rather than at its wait.
     const cl_int rc = ReadShared(q, m, off, size, ptr, n, list, c.event_id);
     ReadLanded(e, nullptr, rc == CL_SUCCESS ? CL_COMPLETE : rc, e->read_into);
     if (event) *event = e;
-    else Drop(e);
-    return rc;
-  }
-  if (!blocking && UseSharedLater(q, size)) {
-    cl_event e = ReadEvent(c, CL_COMMAND_READ_BUFFER, event, RangeOf(ptr, size));
-    const cl_int rc = ReadSharedLater(q, m, off, size, ptr, n, list, c.event_id, e);
-    if (event && rc == CL_SUCCESS) *event = e;
     else Drop(e);
     return rc;
   }

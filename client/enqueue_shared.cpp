@@ -109,10 +109,7 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
   return rc;
 }
 
-bool UseSharedLater(cl_command_queue q, size_t size) {
-  return UseShared(q, size, /*read=*/true) &&
-         size <= SharedRegion::kSlotsPerDirection * SharedRegion::kSlotBytes;
-}
+bool FitsReadSlots(size_t size) { return size <= SharedRegion::kSlotsPerDirection * SharedRegion::kSlotBytes; }
 
 namespace {
 // The replies of a non-blocking read's slot requests: the last one to arrive (any thread)

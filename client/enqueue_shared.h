@@ -16,10 +16,10 @@ cl_int WriteShared(cl_command_queue q, cl_mem m, size_t off, size_t size, const 
 // A blocking read: returns once every byte is in `ptr`, or the first error.
 cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* ptr, cl_uint n,
                   const cl_event* list, uint64_t event_id);
-// Whether a non-blocking read of `size` bytes goes through the shared region: as UseShared,
-// and it fits in the read slots at once (each request of it is sent before this returns, so
-// it keeps its place among the queue's commands).
-bool UseSharedLater(cl_command_queue q, size_t size);
+// Whether a read of `size` bytes fits in the read slots at once, so that a non-blocking one
+// can send every request of it before returning (it keeps its place among the queue's
+// commands) and complete later (ReadSharedLater).
+bool FitsReadSlots(size_t size);
 // A non-blocking read: its requests are sent now; the data is copied into `ptr` when the last
 // reply arrives, and then `e` (the read's event, from ReadEvent) lands.
 cl_int ReadSharedLater(cl_command_queue q, cl_mem m, size_t off, size_t size, void* ptr, cl_uint n,

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -191,8 +190,7 @@ Session::Session(Server* server, uint64_t id, std::unique_ptr<proto::Stream> str
     : server_(server), id_(id), stream_(std::move(stream)), peer_(std::move(peer)) {
   outbox_ = std::make_shared<Outbox>(stream_.get());
   writer_ = std::thread([ob = outbox_] { ob->Run(); });
-  if (const char* t = std::getenv("RGPU_TRACE_REQUESTS"); t && *t && std::string(t) != "0")
-    trace_ = std::make_unique<RequestTrace>();
+  if (TraceRequests()) trace_ = std::make_unique<RequestTrace>();
 }
 
 void Session::RequestTrace::Log(uint64_t session) const {

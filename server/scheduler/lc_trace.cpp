@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 namespace rgpu::server {
 namespace {
@@ -23,6 +24,11 @@ std::string Percentiles(std::vector<float> v) {
 }
 
 }  // namespace
+
+bool TraceRequests() {
+  const char* t = std::getenv("RGPU_TRACE_REQUESTS");
+  return t && *t && std::string(t) != "0";
+}
 
 void LcTrace::Kernel(bool latency_critical, const ProfilingTimes& t) {
   if (t.end <= t.start) return;

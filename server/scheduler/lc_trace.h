@@ -22,6 +22,9 @@
 
 namespace rgpu::server {
 
+// Whether RGPU_TRACE_REQUESTS asks for the request traces (this one and Session's).
+bool TraceRequests();
+
 class LcTrace {
  public:
   // Not thread-safe: the scheduler calls it under its own lock.

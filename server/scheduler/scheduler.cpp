@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -139,8 +138,7 @@ Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device
       device_cores_(std::max<uint32_t>(device_cores, 1)),
       wave_items_(wave_items),
       compute_units_(std::max<uint32_t>(compute_units, 1)) {
-  if (const char* t = std::getenv("RGPU_TRACE_REQUESTS"); t && *t && std::string(t) != "0")
-    lc_trace_ = std::make_unique<LcTrace>();
+  if (TraceRequests()) lc_trace_ = std::make_unique<LcTrace>();
   dispatcher_ = std::thread([this] { DispatchLoop(); });
 }
 
@@ -204,10 +202,11 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
   req.tenant_key = TenantKey(req);
   size_t slices = 0;
   bool hold = false;
-  const auto entered = Clock::now();
+  const bool traced = lc_trace_ != nullptr;
+  const auto entered = traced ? Clock::now() : Clock::time_point{};
   {
     std::lock_guard lk(mu_);
-    const auto locked = Clock::now();
+    const auto locked = traced ? Clock::now() : Clock::time_point{};
     TenantState& st = StateFor(req);
     st.usage.launches++;
     const bool was_idle = st.in_flight == 0 && st.queue.empty();
@@ -216,7 +215,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     if (st.priority == Priority::LatencyCritical && options_.policy == Policy::Fair) {
       // It runs at once; best-effort work on the device stops at its next work-group.
       StopRuns(std::nullopt);
-      if (lc_trace_) {
+      if (traced) {
         req.trace_entered = entered;
         req.trace_locked = locked;
         req.trace_stopped = Clock::now();
@@ -296,15 +295,15 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
       }
     }
   }
-  const auto launching = Clock::now();
+  const bool traced = req.trace_entered != Clock::time_point{};
+  const auto launching = traced ? Clock::now() : Clock::time_point{};
   auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, need_event);
-  if (req.trace_entered != Clock::time_point{}) {
+  if (traced) {
     using us = std::chrono::duration<float, std::micro>;
     std::lock_guard lk(mu_);
-    if (lc_trace_)
-      lc_trace_->Host(us(req.trace_locked - req.trace_entered).count(),
-                      us(req.trace_stopped - req.trace_locked).count(),
-                      us(Clock::now() - launching).count());
+    lc_trace_->Host(us(req.trace_locked - req.trace_entered).count(),
+                    us(req.trace_stopped - req.trace_locked).count(),
+                    us(Clock::now() - launching).count());
   }
   const std::string& key = req.tenant_key;
   if (!ev.ok() || !*ev) {
