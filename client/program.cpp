@@ -379,8 +379,8 @@ cl_int CheckArgAgainstDevice(const ArgShape& shape, size_t size, const void* val
       // with the __local qualifier
       if (value) return CL_INVALID_ARG_VALUE;
       // CL_INVALID_ARG_SIZE if arg_size is zero and the argument is declared with the
-      // __local qualifier
-      return size == 0 ? CL_INVALID_ARG_SIZE : CL_SUCCESS;
+      // __local qualifier (shape.size is 1; 0 where the device itself takes a zero size)
+      return size < shape.size ? CL_INVALID_ARG_SIZE : CL_SUCCESS;
     case ArgShape::Mem:
       // CL_INVALID_ARG_SIZE if the argument is a memory object and arg_size !=
       // sizeof(cl_mem)

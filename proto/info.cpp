@@ -249,6 +249,10 @@ InfoKind InfoKindOf(InfoFamily family, uint32_t param) {
 
 void EncodeInfo(InfoKind kind, const void* raw, size_t raw_size, Writer& w) {
   if (kind == InfoKind::Local) kind = InfoKind::Bytes;
+  // A device may answer a size_t or 64-bit query in 4 bytes (NVIDIA's
+  // CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE): the client gets the 4 bytes it wrote.
+  if ((kind == InfoKind::Size || kind == InfoKind::U64) && raw_size % 8 != 0 && raw_size % 4 == 0)
+    kind = InfoKind::U32;
   w.u8(static_cast<uint8_t>(kind));
   if (kind == InfoKind::Bytes) {
     w.bytes(raw, raw_size);

@@ -127,6 +127,22 @@ TEST(Codec, InfoValuesKeepTheirValues) {
   EXPECT_FALSE(DecodeInfo(rb, &v));
 }
 
+// NVIDIA answers CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE (a size_t) in 4 bytes: the
+// client must get those 4 bytes, not nothing (it then left the caller's value unwritten).
+TEST(Codec, AFourByteAnswerToASizeQueryStaysFourBytes) {
+  const uint32_t total = 0x01020304;
+  std::vector<uint8_t> wire;
+  Writer w(&wire);
+  EncodeInfo(InfoKindOf(InfoFamily::ProgramBuild, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE), &total,
+             sizeof(total), w);
+  Reader r(wire.data(), wire.size());
+  std::vector<uint8_t> v;
+  ASSERT_TRUE(DecodeInfo(r, &v));
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(std::memcmp(v.data(), &total, 4), 0);
+  EXPECT_TRUE(r.done());
+}
+
 TEST(Messages, HelloBytesAreExact) {
   HelloRequest h;
   h.features = kFeatureHeartbeat | kFeatureShared;

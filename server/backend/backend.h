@@ -51,7 +51,8 @@ struct ArgShape {
     Unchecked = 0,  // the device takes any size (or could not be probed): no check
     Value = 1,      // by value: `size` (or `also`) bytes, never NULL
     Mem = 2,        // a buffer: sizeof(cl_mem), the value may be NULL
-    Local = 3,      // __local: a NULL value and a non-zero size
+    Local = 3,      // __local: a NULL value and a size of at least `size` (1, or 0 where the
+                    // device takes 0)
     Image = 4,      // an image (cl_mem of an image); never raw bytes
     Sampler = 5,    // a sampler_t; never raw bytes
   } kind = Kind::Unchecked;

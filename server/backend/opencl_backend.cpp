@@ -329,7 +329,12 @@ class OpenCLBackend final : public Backend {
       cl_int rc = clSetKernelArg(k, i, size, zeros.data());
       if (rc == CL_SUCCESS) first = size;
       else if (rc != CL_INVALID_ARG_SIZE) {
-        if (null_ok) shape.kind = ArgShape::Kind::Local;
+        if (null_ok) {
+          // __local: `size` is the smallest size the device takes (the spec refuses 0;
+          // NVIDIA takes it).
+          shape.kind = ArgShape::Kind::Local;
+          shape.size = clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0 : 1;
+        }
         return shape;
       }
     }

@@ -4,8 +4,8 @@ device and saves its result, so that a native run and a run through rgpu can be 
     opencv_ops.py run OP OUT.npy     (OP: one of OPS below; `list` prints them)
     opencv_ops.py compare A.npy B.npy
 
-Only buffer-based operations: rgpu reports no image support (yet), so OpenCV takes its
-buffer kernels there. OPENCV_OPENCL_RAISE_ERROR=1 (set by the caller) turns a failed OpenCL
+tests/apps/opencv_umat.cpp runs the same operations (and a GEMM) through OpenCV's C++ API,
+for hosts without cv2. OPENCV_OPENCL_RAISE_ERROR=1 (set by the caller) turns a failed OpenCL
 kernel into an error instead of a quiet fallback to the CPU code."""
 import sys
 

@@ -24,9 +24,12 @@ RGPU_TEST_PLATFORM=NVIDIA OCL_ICD_VENDORS=$V timeout 300 "$C/tests/conformance_t
 RGPU_TEST_PLATFORM=rgpu RGPU_TEST_NATIVE_PLATFORM=NVIDIA RGPU_TEST_NATIVE_ICD=$nvidia_icd \
   OCL_ICD_VENDORS=$C/icd timeout 300 "$C/tests/conformance_test" >"$OUT/conformance-rgpu.txt" 2>&1
 if [ -x "$C/tests/image_test" ]; then  # images and samplers, compared pixel for pixel
-  RGPU_TEST_PLATFORM=NVIDIA OCL_ICD_VENDORS=$V timeout 300 "$C/tests/image_test" >"$OUT/image-native.txt" 2>&1
+  # ErrorsAreTheDevices is left out: NVIDIA 580 dies of SIGFPE on its malformed images natively
+  # (and so does the rgpu run, which asks the device beside rgpu the same questions).
+  skip=--gtest_filter=-*ErrorsAreTheDevices*
+  RGPU_TEST_PLATFORM=NVIDIA OCL_ICD_VENDORS=$V timeout 300 "$C/tests/image_test" $skip >"$OUT/image-native.txt" 2>&1
   RGPU_TEST_PLATFORM=rgpu RGPU_TEST_NATIVE_PLATFORM=NVIDIA RGPU_TEST_NATIVE_ICD=$nvidia_icd \
-    OCL_ICD_VENDORS=$C/icd timeout 300 "$C/tests/image_test" >"$OUT/image-rgpu.txt" 2>&1
+    OCL_ICD_VENDORS=$C/icd timeout 300 "$C/tests/image_test" $skip >"$OUT/image-rgpu.txt" 2>&1
 fi
 OCL_ICD_VENDORS=$V "$C/bin/clinfo" >"$OUT/clinfo-native.txt" 2>&1
 OCL_ICD_VENDORS=$C/icd "$C/bin/clinfo" >"$OUT/clinfo-rgpu.txt" 2>&1
