@@ -5,6 +5,7 @@
 
 #include "client/enqueue_common.h"
 #include "client/enqueue_shared.h"
+#include "proto/info.h"
 #include "proto/messages.h"
 
 namespace rgpu::client {
@@ -349,13 +350,10 @@ void* EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, cl_map_fl
       ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
     return SetErr(err, CL_INVALID_VALUE), nullptr;
   // CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_WRITE_ONLY or
-  // CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags
-  if ((m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) && (flags & CL_MAP_READ))
-    return SetErr(err, CL_INVALID_OPERATION), nullptr;
-  // CL_INVALID_OPERATION if buffer has been created with CL_MEM_HOST_READ_ONLY or
-  // CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION is set in map_flags
-  if ((m->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)) &&
-      (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)))
+  // CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags, or with CL_MEM_HOST_READ_ONLY
+  // or CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION is set in
+  // map_flags; except where the device itself allows the map (rgpud asked it).
+  if (proto::MapRefused(m->flags, flags, q->device->Get<uint32_t>(proto::kDeviceMapsBeyondHostAccess, 0)))
     return SetErr(err, CL_INVALID_OPERATION), nullptr;
   bool owned = m->host_ptr == nullptr;
   const size_t bytes = (size + 4095) / 4096 * 4096;

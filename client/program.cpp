@@ -470,8 +470,9 @@ cl_int SetKernelArg(cl_kernel k, cl_uint index, size_t size, const void* value) 
                        (*static_cast<void* const*>(value) == nullptr ||
                         IsOurMem(*static_cast<void* const*>(value))));
   if (shape.kind == ArgShape::Local || (shape.kind == ArgShape::Unchecked && value == nullptr)) {
-    // A __local argument: only its size is given. CL_INVALID_ARG_SIZE if it is 0.
-    if (size == 0) return CL_INVALID_ARG_SIZE;
+    // A __local argument: only its size is given. CL_INVALID_ARG_SIZE if it is 0, unless the
+    // device itself takes 0 (its shape says so; CheckArgAgainstDevice applied it).
+    if (size == 0 && shape.kind != ArgShape::Local) return CL_INVALID_ARG_SIZE;
     arg.kind = ArgKind::Local;
     arg.local_size = size;
   } else if (is_sampler) {

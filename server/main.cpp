@@ -120,6 +120,11 @@ int main(int argc, char** argv) try {
                  "compute unit, as few as keep the kernel's measured rate) so that an arrival "
                  "waits for one work-group's time, not for a full device's (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--lc-narrow-width", opt.sched.narrow_width,
+                 "fair: work-groups per compute unit in narrow runs: 0 = the fewest that keep 90% "
+                 "of the kernel's best measured rate; 1, 2 or 4 = always that many.")
+      ->check(CLI::IsMember({0, 1, 2, 4}))
+      ->capture_default_str();
   app.add_option("--lc-guard-us", opt.sched.lc_guard_us,
                  "fair: best-effort work resumes this long after a latency-critical tenant's "
                  "request was served.")

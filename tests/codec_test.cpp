@@ -143,6 +143,26 @@ TEST(Codec, AFourByteAnswerToASizeQueryStaysFourBytes) {
   EXPECT_TRUE(r.done());
 }
 
+// The maps a host-access flag forbids: the specification's table when the device allows
+// none beyond it (PoCL), and the device's own where it allows some (NVIDIA 580:
+// CL_MAP_WRITE_INVALIDATE_REGION on HOST_READ_ONLY and HOST_NO_ACCESS buffers).
+TEST(Info, MapsRefusedFollowTheSpecUnlessTheDeviceAllowsThem) {
+  const uint64_t ro = CL_MEM_HOST_READ_ONLY, wo = CL_MEM_HOST_WRITE_ONLY, na = CL_MEM_HOST_NO_ACCESS;
+  const uint64_t rd = CL_MAP_READ, wr = CL_MAP_WRITE, inv = CL_MAP_WRITE_INVALIDATE_REGION;
+  for (uint64_t f : {ro, wo, na, uint64_t{0}})
+    for (uint64_t m : {rd, wr, rd | wr, inv}) {
+      const bool spec = ((f & (wo | na)) && (m & rd)) || ((f & (ro | na)) && (m & (wr | inv)));
+      EXPECT_EQ(MapRefused(CL_MEM_READ_WRITE | f, m, 0), spec) << f << " " << m;
+    }
+  const uint32_t nvidia = MapBit(1, 2) | MapBit(2, 2);
+  EXPECT_FALSE(MapRefused(ro, inv, nvidia));
+  EXPECT_FALSE(MapRefused(na, inv, nvidia));
+  EXPECT_TRUE(MapRefused(ro, wr, nvidia));
+  EXPECT_TRUE(MapRefused(na, rd, nvidia));
+  EXPECT_TRUE(MapRefused(wo, rd, nvidia));
+  EXPECT_FALSE(MapRefused(wo, inv, nvidia));
+}
+
 TEST(Messages, HelloBytesAreExact) {
   HelloRequest h;
   h.features = kFeatureHeartbeat | kFeatureShared;

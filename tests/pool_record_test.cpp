@@ -1,6 +1,10 @@
 // The pool's address syntax, record format and placement order (pool/record.h), and the
 // busy-fraction window rgpud reports (server/pool.h).
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
 
 #include "pool/etcd.h"
 #include "pool/record.h"
@@ -126,11 +130,14 @@ namespace rgpu {
 namespace {
 
 Status LoadText(const std::string& text, server::ServerOptions* opt) {
-  const std::string path = testing::TempDir() + "/pool_config_test.toml";
+  // One file per process: ctest runs this binary's tests as parallel processes.
+  const std::string path = testing::TempDir() + "/pool_config_test." + std::to_string(getpid()) + ".toml";
   FILE* f = std::fopen(path.c_str(), "w");
   std::fputs(text.c_str(), f);
   std::fclose(f);
-  return server::LoadConfig(path, opt);
+  Status s = server::LoadConfig(path, opt);
+  std::remove(path.c_str());
+  return s;
 }
 
 TEST(PoolConfig, Section) {

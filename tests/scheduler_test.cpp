@@ -295,6 +295,31 @@ TEST_F(SchedulerTest, LatencyCriticalLaunchRunsAtOnceAndStopsTheRunOnTheDevice) 
   ExpectEveryGroupOnce(LaunchesOf(b), 1000);
 }
 
+// lc_narrow_width fixes the width: every narrow run is that many work-groups per unit.
+TEST_F(SchedulerTest, NarrowWidthCanBeFixed) {
+  SchedulerOptions o;
+  o.narrow_width = 4;
+  constexpr uint32_t kUnits = 4;
+  constexpr uint64_t kWaveGroups = 32;  // 8 per unit at most
+  Start(o, kWaveGroups * 64, kUnits);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 100'000);
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  Launch(b, 400);
+  dev_.RunUntilIdle();
+  auto runs = LaunchesOf(b);
+  ExpectEveryGroupOnce(runs, 400);
+  size_t fixed = 0;
+  for (size_t i = 1; i + 1 < runs.size(); ++i) {
+    if (runs[i].groups == 2 * kWaveGroups) continue;  // sized before the kernel was measured
+    EXPECT_EQ(runs[i].groups, 4 * kUnits) << "run " << i;
+    ++fixed;
+  }
+  EXPECT_GE(fixed, 4u);
+}
+
 TEST_F(SchedulerTest, DispatcherFeedsLatencyCriticalWorkFirst) {
   SchedulerOptions o;
   o.force_slices = 2;  // every launch held, in two slices: the dispatcher's order shows

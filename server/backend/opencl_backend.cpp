@@ -13,6 +13,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <spdlog/spdlog.h>
+
 #include "proto/info.h"
 #include "proto/messages.h"
 #include "server/backend/backend.h"
@@ -162,11 +164,45 @@ class OpenCLBackend final : public Backend {
       };
       for (uint32_t p = 0x1000; p < 0x1080; ++p) probe(p);
       for (uint32_t p = 0x4000; p < 0x4010; ++p) probe(p);
+      const uint32_t maps = MapsBeyondHostAccess(platform_, d);
+      if (maps) spdlog::info("{}: allows maps its buffers' host-access flags forbid ({:#x})", desc.name, maps);
+      std::vector<uint8_t> enc;
+      proto::Writer w(&enc);
+      proto::EncodeInfo(proto::InfoKind::U32, &maps, sizeof(maps), w);
+      desc.encoded_info.emplace_back(proto::kDeviceMapsBeyondHostAccess, std::move(enc));
       descs_.push_back(std::move(desc));
     }
   }
 
   const std::vector<DeviceDesc>& Devices() const override { return descs_; }
+
+  // Which maps the device allows although a buffer's host-access flag forbids them
+  // (proto::kDeviceMapsBeyondHostAccess): each is tried once, on a context of its own.
+  static uint32_t MapsBeyondHostAccess(cl_platform_id platform, cl_device_id d) {
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err;
+    cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) return 0;
+    cl_command_queue q = clCreateCommandQueue(c, d, 0, &err);
+    uint32_t allowed = 0;
+    for (int h = 0; h < 3 && err == CL_SUCCESS; ++h) {
+      cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | proto::kHostAccess[h], 64, nullptr, &err);
+      if (err != CL_SUCCESS) break;
+      for (int k = 0; k < 3; ++k) {
+        if (!proto::SpecRefusesMap(h, k)) continue;
+        cl_int rc;
+        void* p = clEnqueueMapBuffer(q, m, CL_TRUE, proto::kMapKinds[k], 0, 64, 0, nullptr, nullptr, &rc);
+        if (rc != CL_SUCCESS || !p) continue;
+        allowed |= proto::MapBit(h, k);
+        clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr);
+        clFinish(q);
+      }
+      clReleaseMemObject(m);
+    }
+    if (q) clReleaseCommandQueue(q);
+    clReleaseContext(c);
+    return allowed;
+  }
 
   Status DeviceInfo(int device, uint32_t param, std::vector<uint8_t>* raw) override {
     if (device < 0 || device >= static_cast<int>(devices_.size()))
@@ -373,6 +409,16 @@ class OpenCLBackend final : public Backend {
     }
     for (size_t i = 0; i < kinds.size() && i < kd.args.size(); ++i)
       if (kinds[i] != ArgShape::Kind::Unchecked) kd.args[i] = ArgShape{kinds[i], sizeof(void*), 0};
+    // __local arguments the probe could not tell (NVIDIA takes a non-NULL value for them, so
+    // they probe as taking any size), from the device's argument info where it has it.
+    for (cl_uint i = 0; i < kd.num_args && i < kd.args.size(); ++i) {
+      cl_kernel_arg_address_qualifier q = 0;
+      if (kd.args[i].kind == ArgShape::Kind::Local ||
+          clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr) != CL_SUCCESS ||
+          q != CL_KERNEL_ARG_ADDRESS_LOCAL)
+        continue;
+      kd.args[i] = ArgShape{ArgShape::Kind::Local, clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0u : 1u, 0};
+    }
   }
 
   Result<ImageFacts> CreateImage(BkContext* ctx, uint64_t flags, const ImageDesc& d,

@@ -213,7 +213,9 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     const auto now = Now();
     const bool long_idle = was_idle && now - st.last_submit > kActiveWindow;
     if (st.priority == Priority::LatencyCritical && options_.policy == Policy::Fair) {
-      // It runs at once; best-effort work on the device stops at its next work-group.
+      // It runs at once; best-effort work on the device stops at its next work-group. (Also
+      // in a context group, where the LC kernel could start beside that work: stopping it
+      // after the launch instead left the LC p99 as it was or worse, docs/scheduling.md.)
       StopRuns(std::nullopt);
       if (traced) {
         req.trace_entered = entered;
@@ -841,13 +843,19 @@ Scheduler::RunSize Scheduler::RunGroups(const Held& h, uint64_t first, bool besi
     auto n = narrow_.find(h.req.sched_kernel);
     if (beside_lc && options_.narrow_runs && n != narrow_.end() &&
         it->second * static_cast<double>(wave) > budget_ns) {
-      size.narrow = n->second.Pick();
+      size.narrow = options_.narrow_width ? NarrowIndex(options_.narrow_width) : n->second.Pick();
       if (size.narrow >= 0)
         size.groups = std::min<uint64_t>(wave, uint64_t{kNarrowWidths[size.narrow]} * compute_units_);
     }
   }
   size.groups = std::min(size.groups, left);
   return size;
+}
+
+int Scheduler::NarrowIndex(uint32_t width) {
+  for (size_t i = 0; i < kNarrowWidths.size(); ++i)
+    if (kNarrowWidths[i] == width) return static_cast<int>(i);
+  return -1;
 }
 
 int Scheduler::NarrowRuns::Pick() const {

@@ -67,6 +67,9 @@ struct SchedulerOptions {
   // after one work-group's time. How many per unit is measured: the fewest that keep the
   // kernel's rate (Scheduler::NarrowRuns).
   bool narrow_runs = true;
+  // fair: the width of narrow runs, in work-groups per compute unit: 0 = the narrowest that
+  // keeps 90% of the best measured rate; 1, 2 or 4 = always that width.
+  uint32_t narrow_width = 0;
   // fair: best-effort work resumes this long after a latency-critical request was served.
   double lc_guard_us = 50.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
@@ -276,6 +279,8 @@ class Scheduler {
   // at full occupancy) ran at 0.39 of its solo rate in narrow runs much shorter than this
   // (H100), where runs of a wave give it about 0.56.
   static constexpr double kNarrowRunMinNs = 250'000;
+  // The index of `width` in kNarrowWidths, -1 if it is not one of them.
+  static int NarrowIndex(uint32_t width);
   struct NarrowRuns {
     std::array<double, 3> run_ns{};
     // The width to use: each untried one first (2, then 1, then 4), then, of the widths whose
