@@ -8,10 +8,11 @@
 # a device command has 10 minutes, so a first run may take two calls). Each test is cut at
 # APP_TIMEOUT seconds (default 280).
 #
-# CARRY is made here by tests/gpu/make_apps_carry.sh. Python's cv2 (380 MB with its
-# libraries) is not carried: where the host's /usr/bin/python3 has no cv2, the OpenCV test
-# runs the same operations through OpenCV's C++ API (rgpu-opencv-umat, carried with
-# CARRY_APPS=opencv), and is reported as skipped if neither is there. Writes
+# CARRY is made here by tests/gpu/make_apps_carry.sh. Python's cv2 is not carried (Debian's
+# is 380 MB with its libraries): the OpenCV test uses the first python that has one ($PYTHON,
+# /usr/bin/python3, the GPU image's /opt/torch/.venv), else the same operations through
+# OpenCV's C++ API (rgpu-opencv-umat, carried with CARRY_APPS=opencv), and is reported as
+# skipped if neither is there. Writes
 # OUTDIR/summary.txt and each test's outputs.
 set -u
 C=$(cd "$1" && pwd)
@@ -63,8 +64,16 @@ if [[ $tests == *" clinfo "* ]]; then
 fi
 run_app hashcat_bench "$here/../apps/hashcat_test.sh" bench 0 1400 3200
 run_app hashcat_crack "$here/../apps/hashcat_test.sh" crack
-if /usr/bin/python3 -c "import cv2" 2>/dev/null; then
-  run_app opencv_umat "$here/../apps/opencv_test.sh"
+# The first python with cv2: $PYTHON, the system's, or the GPU image's venv (opencv-python-
+# headless, which loads the ICD loader it is told of).
+cv_python=
+for py in ${PYTHON:-} /usr/bin/python3 /opt/torch/.venv/bin/python3 python3; do
+  if "$py" -c "import cv2" 2>/dev/null; then cv_python=$py; break; fi
+done
+if [ -n "$cv_python" ]; then
+  PYTHON=$cv_python OPENCV_OPENCL_RUNTIME=${OPENCV_OPENCL_RUNTIME:-$(ls "$C"/lib/libOpenCL.so* 2>/dev/null | head -n1)} \
+    run_app opencv_umat "$here/../apps/opencv_test.sh"
+  echo "opencv_umat ran with $cv_python: $("$cv_python" -c 'import cv2; print(cv2.__version__)')" | tee -a "$summary"
 elif [ -x "$C/bin/rgpu-opencv-umat" ]; then  # no cv2 here: the same operations from C++
   OPENCV_PROGRAM=$C/bin/rgpu-opencv-umat run_app opencv_umat "$here/../apps/opencv_test.sh"
 elif [[ $tests == *" opencv_umat "* ]]; then
