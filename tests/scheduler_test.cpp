@@ -295,6 +295,43 @@ TEST_F(SchedulerTest, LatencyCriticalLaunchRunsAtOnceAndStopsTheRunOnTheDevice) 
   ExpectEveryGroupOnce(LaunchesOf(b), 1000);
 }
 
+// A latency-critical tenant alone gets an event for a launch nobody asked one for only every
+// 16th time once its kernel is measured; beside another active tenant (and with the option
+// off), every launch has one: the dispatcher holds best-effort work back until it ends.
+class LcEventsTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(LcEventsTest, LatencyCriticalLaunchesAloneSampleTheirEvents) {
+  const bool sampled = GetParam();
+  SchedulerOptions o;
+  o.lc_sampled_events = sampled;
+  Start(o);
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  auto count_events = [&] {
+    size_t n = 0;
+    for (auto& l : LaunchesOf(lc)) n += l.event;
+    return n;
+  };
+  Launch(lc, 4, false, false);  // unmeasured: an event, to measure it
+  dev_.RunUntilIdle();
+  for (int i = 0; i < 32; ++i) Launch(lc, 4, false, false);
+  dev_.RunUntilIdle();
+  if (sampled) {
+    EXPECT_LE(count_events(), 4u) << "an event on most launches of a tenant alone";
+    EXPECT_GE(count_events(), 2u) << "its cost is still sampled";
+  } else {
+    EXPECT_EQ(count_events(), 33u);
+  }
+  // Beside an active best-effort tenant every launch has its event.
+  auto& b = AddTenant("b");
+  Launch(b, 8);
+  const size_t before = count_events();
+  for (int i = 0; i < 4; ++i) Launch(lc, 4, false, false);
+  dev_.RunUntilIdle();
+  EXPECT_EQ(count_events(), before + 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(OnAndOff, LcEventsTest, ::testing::Bool());
+
 // lc_narrow_width fixes the width: every narrow run is that many work-groups per unit.
 TEST_F(SchedulerTest, NarrowWidthCanBeFixed) {
   SchedulerOptions o;

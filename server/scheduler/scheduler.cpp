@@ -233,11 +233,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       else if (active > 1 && items >= device_cores_)
         slices = static_cast<size_t>(std::lround(active * options_.alpha));
     } else if (options_.policy == Policy::Fair) {
-      bool others = false;
-      auto now = Now();
-      for (auto& [key, o] : tenants_)
-        if (&o != &st && (o.in_flight > 0 || !o.queue.empty() || now - o.last_submit < kActiveWindow))
-          others = true;
+      const bool others = OthersActive(st, Now());
       // Latency-critical launches never wait in rgpud, and a tenant alone on the device
       // launches directly: holding costs a round of the dispatcher per slice.
       hold = options_.force_slices > 0 || options_.force_runs ||
@@ -288,8 +284,11 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     CostBySize& sizes = launch_cost_[ck.kernel];
     if (sizes.size() >= kMaxCostSizes && !sizes.count(ck.items)) sizes.clear();
     LaunchCost& cost = sizes[ck.items];
-    if (!req.want_event && !latency_critical && req.queue_in_order) {
-      if (cost.measured && cost.ns < kSampledBelowNs && ++cost.since_sample < kSampleEvery) {
+    // A latency-critical launch with no other tenant about: nothing waits for its end.
+    const bool lc_alone = latency_critical && options_.lc_sampled_events && !lc_trace_ &&
+                          !OthersActive(st, Now());
+    if (!req.want_event && (!latency_critical || lc_alone) && req.queue_in_order) {
+      if (cost.measured && (lc_alone || cost.ns < kSampledBelowNs) && ++cost.since_sample < kSampleEvery) {
         need_event = false;
         estimate_ns = cost.ns;
       } else {
@@ -342,9 +341,10 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   }
   if (latency_critical) {
     // The dispatcher holds best-effort slices back while this runs: tell it the moment it ends.
-    backend_->OnComplete(*ev, [this, key, seq, e = *ev](int32_t) {
+    backend_->OnComplete(*ev, [this, key, seq, ck, e = *ev](int32_t) {
       auto t = backend_->Profiling(e);
       std::lock_guard lk(mu_);
+      if (t.ok() && t->end > t->start) UpdateLaunchCost(ck, static_cast<double>(t->end - t->start));
       Completed(seq, key, t.ok() ? &*t : nullptr);
       auto it = tenants_.find(key);
       if (it != tenants_.end()) it->second.in_flight--;
@@ -705,6 +705,13 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
     if (now - st.last_submit < kActiveWindow) lc.active = true;
   }
   return lc;
+}
+
+bool Scheduler::OthersActive(const TenantState& st, Clock::time_point now) const {
+  for (const auto& [key, o] : tenants_)
+    if (&o != &st && (o.in_flight > 0 || !o.queue.empty() || now - o.last_submit < kActiveWindow))
+      return true;
+  return false;
 }
 
 Scheduler::TenantState* Scheduler::PickTenant(bool lc_busy) {

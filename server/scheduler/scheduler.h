@@ -70,6 +70,11 @@ struct SchedulerOptions {
   // fair: the width of narrow runs, in work-groups per compute unit: 0 = the narrowest that
   // keeps 90% of the best measured rate; 1, 2 or 4 = always that width.
   uint32_t narrow_width = 0;
+  // A latency-critical tenant's launches, while no other tenant is active, get an event (and
+  // a measurement of their cost) only every 16th time when the application asked for none,
+  // as short best-effort launches always do: nothing waits for their end then, and an event
+  // costs the driver about 6 us a launch (H200). Tracing keeps every event.
+  bool lc_sampled_events = true;
   // fair: best-effort work resumes this long after a latency-critical request was served.
   double lc_guard_us = 50.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
@@ -222,6 +227,9 @@ class Scheduler {
   };
   LcState LatencyCriticalState(Clock::time_point now);
   TenantState* PickTenant(bool lc_busy);
+  // Whether a tenant other than `st` has work in rgpud or on the device, or submitted within
+  // kActiveWindow of `now`.
+  bool OthersActive(const TenantState& st, Clock::time_point now) const;  // requires mu_
   bool DeviceTakes(const TenantState* pick, const Held& h, bool lc_active) const;
   size_t SliceCount(const Held& h, bool beside_lc);
   // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).

@@ -500,6 +500,7 @@ Result<BkEvent*> FakeBackend::Launch(BkQueue* q, BkKernel* k, std::span<const Ke
   rec.groups = c.groups;
   rec.claimed = c.groups;
   rec.sliced = hidden == 1;
+  rec.event = want_event;
   if (hidden == 2 && args.back().kind == KernelArgValue::Kind::Mem && args.back().mem) {
     rec.run = true;
     c.mem = O(args.back().mem, ObjType::Mem);

@@ -56,6 +56,7 @@ struct LaunchRecord {
   uint64_t claimed = 0;      // runs: groups that did work; otherwise `groups`
   uint64_t start_ns = 0, end_ns = 0;
   bool complete = false;
+  bool event = false;  // the launch was asked for an event
 };
 
 // One buffer write (simulated mode only): the scheduler's control words and stop flags.
