@@ -492,7 +492,7 @@ Status Session::InsertOwned(uint64_t id, ObjectRecord o) {
   return s;
 }
 
-void Session::ReleaseRecord(uint64_t /*id*/, ObjectRecord& o) {
+void Session::ReleaseRecord(ObjectRecord& o) {
   Backend& bk = server_->backend();
   std::visit(
       [&](auto& r) {
@@ -537,7 +537,7 @@ void Session::ReleaseAll() {
                     ObjType::Mem, ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (TypeOf(it->second) == t) {
-        ReleaseRecord(it->first, it->second);
+        ReleaseRecord(it->second);
         it = objects_.erase(it);
       } else {
         ++it;
@@ -632,8 +632,7 @@ Status Session::CreateContext(Reader& r) {
   }
   ContextRecord e;
   e.handle = *ctx;
-  e.devices = devs;
-  return InsertOwned(id, std::move(e));
+  return InsertOwned(id, e);
 }
 
 Status Session::CreateQueue(Reader& r) {
@@ -1080,7 +1079,7 @@ Status Session::Release(Reader& r) {
   const uint64_t id = req.id;
   auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
-  ReleaseRecord(id, **e);
+  ReleaseRecord(**e);
   objects_.erase(id);
   return Status::Ok();
 }
