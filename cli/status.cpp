@@ -17,7 +17,6 @@ namespace {
 using proto::FrameHeader;
 using proto::Op;
 using proto::Reader;
-using proto::Writer;
 
 Result<std::vector<uint8_t>> Call(proto::Stream& s, Op op, const std::vector<uint8_t>& body) {
   Status st = s.SendFrame(FrameHeader{static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), 0, 1},
@@ -62,42 +61,32 @@ int PrintStatus(const StatusOptions& o) {
   auto h = Call(**stream, Op::Hello, hello.Encode());
   if (!h.ok()) return std::fprintf(stderr, "rgpu: %s\n", h.status().message().c_str()), 1;
   Reader hr(h->data(), h->size());
-  hr.u16();
-  hr.u64();
-  std::string server_name = hr.str();
+  proto::HelloReply hello_reply;  // asked for no features: no fields after the quota
+  if (!proto::HelloReply::Decode(hr, &hello_reply))
+    return std::fprintf(stderr, "rgpu: malformed Hello reply\n"), 1;
   auto st = Call(**stream, Op::Stats, proto::EncodeBody(proto::StatsRequest{}));
   if (!st.ok()) return std::fprintf(stderr, "rgpu: %s\n", st.status().message().c_str()), 1;
   Reader r(st->data(), st->size());
-  r.u64();  // this session's objects
-  uint64_t total_objects = r.u64();
-  uint64_t sessions = r.u64();
-  std::printf("server %s (%s): %llu sessions, %llu objects\n\n", server_name.c_str(),
-              addr->ToString().c_str(), static_cast<unsigned long long>(sessions - 1),
-              static_cast<unsigned long long>(total_objects));
-  uint32_t nt = r.count(1 << 16, 8);
+  proto::StatsReply stats;
+  if (!proto::StatsReply::Decode(r, &stats))
+    return std::fprintf(stderr, "rgpu: malformed Stats reply\n"), 1;
+  std::printf("server %s (%s): %llu sessions, %llu objects\n\n", hello_reply.server_name.c_str(),
+              addr->ToString().c_str(), static_cast<unsigned long long>(stats.session_count - 1),
+              static_cast<unsigned long long>(stats.total_objects));
   std::printf("%-20s %-17s %7s %9s %12s %12s %14s %12s\n", "TENANT", "PRIORITY", "WEIGHT",
               "SESSIONS", "MEM MiB", "QUOTA MiB", "DEVICE TIME s", "COMMANDS");
-  for (uint32_t i = 0; i < nt && r.ok(); ++i) {
-    std::string id = r.str(), prio = r.str();
-    double weight = r.u64() / 1000.0;
-    uint32_t ns = r.u32();
-    uint64_t mem = r.u64(), quota = r.u64(), dev_ns = r.u64(), cmds = r.u64();
-    std::printf("%-20s %-17s %7.2f %9u %12s %12s %14.3f %12llu\n", id.c_str(), prio.c_str(), weight,
-                ns, Mib(mem).c_str(), quota ? Mib(quota).c_str() : "-", dev_ns * 1e-9,
-                static_cast<unsigned long long>(cmds));
-  }
-  uint32_t nsess = r.count(1 << 20, 8);
+  for (const auto& t : stats.tenants)
+    std::printf("%-20s %-17s %7.2f %9u %12s %12s %14.3f %12llu\n", t.id.c_str(), t.priority.c_str(),
+                t.milli_weight / 1000.0, t.sessions, Mib(t.mem_bytes).c_str(),
+                t.mem_quota ? Mib(t.mem_quota).c_str() : "-", t.device_ns * 1e-9,
+                static_cast<unsigned long long>(t.commands));
   std::printf("\n%-8s %-20s %-28s %9s %12s %10s\n", "SESSION", "TENANT", "PEER", "OBJECTS",
               "COMMANDS", "IN FLIGHT");
-  for (uint32_t i = 0; i < nsess && r.ok(); ++i) {
-    uint64_t id = r.u64();
-    std::string tenant = r.str(), peer = r.str();
-    uint64_t objects = r.u64(), cmds = r.u64(), inflight = r.u64();
-    std::printf("%-8llu %-20s %-28s %9llu %12llu %10llu\n", static_cast<unsigned long long>(id),
-                tenant.c_str(), peer.c_str(), static_cast<unsigned long long>(objects),
-                static_cast<unsigned long long>(cmds), static_cast<unsigned long long>(inflight));
-  }
-  if (!r.ok()) return std::fprintf(stderr, "rgpu: malformed Stats reply\n"), 1;
+  for (const auto& s : stats.sessions)
+    std::printf("%-8llu %-20s %-28s %9llu %12llu %10llu\n", static_cast<unsigned long long>(s.id),
+                s.tenant.c_str(), s.peer.c_str(), static_cast<unsigned long long>(s.objects),
+                static_cast<unsigned long long>(s.commands),
+                static_cast<unsigned long long>(s.in_flight));
   (*stream)->SendFrame(FrameHeader{0, static_cast<uint16_t>(Op::Goodbye), 0, 0}, nullptr, 0);
   return 0;
 }

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "proto/info.h"
 #include "proto/messages.h"
 #include "proto/liveness.h"
 #include "proto/tls.h"
@@ -134,37 +133,27 @@ Status Connection::Handshake(const std::string& token, bool want_shared) {
   if (!rep.status.ok())
     return Status::Error(CL_DEVICE_NOT_AVAILABLE, "server refused: " + rep.status.message());
   Reader r = rep.reader();
-  r.u16();  // version
-  r.u64();  // session id
-  server_name_ = r.str(256);
-  uint32_t ndev = r.count(64, 4);
-  for (uint32_t i = 0; i < ndev && r.ok(); ++i) {
-    RemoteDevice d;
-    uint32_t np = r.count(4096, 5);
-    for (uint32_t j = 0; j < np && r.ok(); ++j) {
-      uint32_t param = r.u32();
-      std::vector<uint8_t> v;
-      if (!proto::DecodeInfo(r, &v)) r.fail();
-      d.info[param] = std::move(v);
-    }
-    devices_.push_back(std::move(d));
+  proto::HelloReply reply;
+  reply.features = hello.features;  // the tail of the reply answers what we asked for
+  if (!proto::HelloReply::Decode(r, &reply))
+    return Status::Error(CL_DEVICE_NOT_AVAILABLE, "malformed Hello reply");
+  server_name_ = reply.server_name;
+  // The devices the tenant may use (maybe only some of the server's), by their server index.
+  for (const auto& d : reply.devices) {
+    RemoteDevice& device = devices_.emplace_back();
+    for (const auto& [param, value] : d.queries) device.info[param] = value.ToHost();
+    device.server_index = d.server_index;
   }
-  // The server's index of each device listed (a tenant may see only some of them), then
-  // the memory quota the tenant has left.
-  uint32_t nidx = r.count(64, 4);
-  if (r.ok() && nidx != devices_.size()) r.fail();
-  for (uint32_t i = 0; i < nidx && r.ok(); ++i) devices_[i].server_index = r.u32();
-  uint64_t quota = r.u64();
   // A server that speaks Heartbeat says when to send one and when a silent peer is dead;
   // an older one says nothing, and only TCP keepalive watches it.
-  if (r.ok() && r.remaining() >= 8) {
-    const uint32_t interval_ms = r.u32(), timeout_ms = r.u32();
-    heartbeat_interval_ = std::chrono::milliseconds(std::max<uint32_t>(interval_ms, 50));
-    peer_timeout_ = std::chrono::milliseconds(std::max<uint32_t>(timeout_ms, 200));
+  if (reply.features & proto::kFeatureHeartbeat) {
+    heartbeat_interval_ =
+        std::chrono::milliseconds(std::max<uint32_t>(reply.heartbeat_interval_ms, 50));
+    peer_timeout_ = std::chrono::milliseconds(std::max<uint32_t>(reply.peer_timeout_ms, 200));
   }
   // A server that knows shared regions says how large one may be; an older one says nothing.
-  if (want_shared && r.ok() && r.remaining() >= 8) shared_cap_ = r.u64();
-  if (!r.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "malformed Hello reply");
+  if (reply.features & proto::kFeatureShared) shared_cap_ = reply.shared_cap;
+  const uint64_t quota = reply.mem_left;
   quota_left_ = quota == UINT64_MAX ? INT64_MAX : static_cast<int64_t>(std::min<uint64_t>(quota, INT64_MAX));
   return Status::Ok();
 }

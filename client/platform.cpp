@@ -10,7 +10,6 @@
 
 #include "client/discovery.h"
 #include "client/icd.h"
-#include "proto/info.h"
 #include "proto/messages.h"
 
 namespace rgpu::client {
@@ -225,8 +224,9 @@ cl_int RemoteInfo(Connection& c, proto::InfoFamily family, uint64_t id, cl_uint 
   Reply rep = c.Call(proto::Op::GetInfo, proto::EncodeBody(req));
   if (!rep.status.ok()) return rep.status.code();
   proto::Reader r = rep.reader();
-  std::vector<uint8_t> v;
-  if (!proto::DecodeInfo(r, &v)) return CL_OUT_OF_RESOURCES;
+  proto::GetInfoReply value;
+  if (!proto::GetInfoReply::Decode(r, &value)) return CL_OUT_OF_RESOURCES;
+  const std::vector<uint8_t> v = value.ToHost();
   return ReturnInfo(v.data(), v.size(), size, out, size_ret);
 }
 

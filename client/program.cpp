@@ -14,39 +14,29 @@ using proto::Reader;
 
 namespace {
 
-// The kernel list of a build reply (docs/protocol.md): names, argument counts, then how the
-// device checks each argument (absent from older servers: then nothing is checked).
+// The kernel list of a build reply: names, argument counts, then how the device checks each
+// argument (absent from older servers: then nothing is checked).
 void ReadKernelList(cl_program p, Reader r) {
-  uint32_t n = r.count(1 << 16, 8);
+  proto::KernelList list;
+  const bool list_ok = proto::KernelList::Decode(r, &list);
+  if (!list_ok) list = {};  // a list cut short names no kernels: the program is not built
   std::map<std::string, cl_uint> ks;
-  std::vector<std::string> order;
-  for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    std::string name = r.str(proto::kMaxNameBytes);
-    ks[name] = r.u32();
-    order.push_back(name);
-  }
-  const bool list_ok = r.ok();
+  for (const auto& k : list.kernels) ks[k.name] = k.num_args;
   std::map<std::string, std::vector<ArgShape>> shapes;
-  if (list_ok && r.remaining() > 0) {
-    uint32_t m = r.count(1 << 16, 4);
-    for (uint32_t i = 0; i < m && i < order.size() && r.ok(); ++i) {
-      uint32_t nargs = r.count(1 << 16, 9);
-      auto& v = shapes[order[i]];
-      for (uint32_t a = 0; a < nargs && r.ok(); ++a) {
-        ArgShape s;
-        s.kind = r.u8();
-        s.size = r.u32();
-        s.also = r.u32();
+  if (list.shapes) {
+    for (size_t i = 0; i < list.shapes->size() && i < list.kernels.size(); ++i) {
+      auto& v = shapes[list.kernels[i].name];
+      for (const auto& a : (*list.shapes)[i]) {
+        ArgShape s{a.kind, a.size, a.also};
         if (s.kind > ArgShape::Sampler) s.kind = ArgShape::Unchecked;
         v.push_back(s);
       }
     }
-    if (!r.ok()) shapes.clear();
   }
   std::lock_guard lk(p->mu);
   p->kernels = std::move(ks);
   p->arg_shapes = std::move(shapes);
-  p->built = !p->kernels.empty() || list_ok;
+  p->built = list_ok;
 }
 
 // The devices and options of a build, compile or link: no devices (all of the context's)

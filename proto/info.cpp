@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "proto/messages.h"
+
 namespace rgpu::proto {
 namespace {
 
@@ -247,63 +249,49 @@ InfoKind InfoKindOf(InfoFamily family, uint32_t param) {
   }
 }
 
-void EncodeInfo(InfoKind kind, const void* raw, size_t raw_size, Writer& w) {
-  if (kind == InfoKind::Local) kind = InfoKind::Bytes;
+InfoValue InfoValue::FromHost(InfoKind kind, const void* raw, size_t raw_size) {
+  InfoValue v;
+  v.kind = kind == InfoKind::Local ? InfoKind::Bytes : kind;
   // A device may answer a size_t or 64-bit query in 4 bytes (NVIDIA's
   // CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE): the client gets the 4 bytes it wrote.
-  if ((kind == InfoKind::Size || kind == InfoKind::U64) && raw_size % 8 != 0 && raw_size % 4 == 0)
-    kind = InfoKind::U32;
-  w.u8(static_cast<uint8_t>(kind));
-  if (kind == InfoKind::Bytes) {
-    w.bytes(raw, raw_size);
-    return;
+  if ((v.kind == InfoKind::Size || v.kind == InfoKind::U64) && raw_size % 8 != 0 &&
+      raw_size % 4 == 0)
+    v.kind = InfoKind::U32;
+  if (v.kind == InfoKind::Bytes) {
+    if (raw_size > 0) v.bytes.assign(static_cast<const char*>(raw), raw_size);
+    return v;
   }
-  size_t elem = ElemSize(kind);
-  size_t n = raw_size / elem;
-  w.u32(static_cast<uint32_t>(n));
+  const size_t elem = ElemSize(v.kind);
   const auto* p = static_cast<const uint8_t*>(raw);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t v = 0;
+  v.numbers.resize(raw_size / elem);
+  for (size_t i = 0; i < v.numbers.size(); ++i) {
     if (elem == 4) {
       uint32_t x;
       std::memcpy(&x, p + i * 4, 4);
-      v = x;
+      v.numbers[i] = x;
     } else {
-      std::memcpy(&v, p + i * 8, 8);
+      std::memcpy(&v.numbers[i], p + i * 8, 8);
     }
-    if (kind == InfoKind::U32)
-      w.u32(static_cast<uint32_t>(v));
-    else
-      w.u64(v);
   }
+  return v;
 }
 
-bool DecodeInfo(Reader& r, std::vector<uint8_t>* native) {
-  auto kind = static_cast<InfoKind>(r.u8());
-  native->clear();
-  if (kind == InfoKind::Bytes) {
-    auto b = r.bytes(kMaxBody);
-    native->assign(b.begin(), b.end());
-    return r.ok();
-  }
-  if (kind != InfoKind::U32 && kind != InfoKind::U64 && kind != InfoKind::Size) return false;
-  size_t wire = kind == InfoKind::U32 ? 4 : 8;
-  uint32_t n = r.count(kMaxInfoBytes / 8, wire);
-  size_t elem = ElemSize(kind);
-  native->resize(n * elem);
-  for (uint32_t i = 0; i < n; ++i) {
+std::vector<uint8_t> InfoValue::ToHost() const {
+  if (kind == InfoKind::Bytes) return {bytes.begin(), bytes.end()};
+  const size_t elem = ElemSize(kind);
+  std::vector<uint8_t> host(numbers.size() * elem);
+  for (size_t i = 0; i < numbers.size(); ++i) {
     if (kind == InfoKind::U32) {
-      uint32_t v = r.u32();
-      std::memcpy(native->data() + size_t{i} * 4, &v, 4);
+      const auto x = static_cast<uint32_t>(numbers[i]);
+      std::memcpy(host.data() + i * 4, &x, 4);
     } else if (kind == InfoKind::U64) {
-      uint64_t v = r.u64();
-      std::memcpy(native->data() + size_t{i} * 8, &v, 8);
+      std::memcpy(host.data() + i * 8, &numbers[i], 8);
     } else {
-      size_t v = static_cast<size_t>(r.u64());
-      std::memcpy(native->data() + i * elem, &v, elem);
+      const auto x = static_cast<size_t>(numbers[i]);
+      std::memcpy(host.data() + i * elem, &x, elem);
     }
   }
-  return r.ok();
+  return host;
 }
 
 }  // namespace rgpu::proto

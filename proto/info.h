@@ -6,7 +6,6 @@
 #include <CL/cl.h>
 
 #include <cstdint>
-#include <vector>
 
 #include "proto/wire.h"
 
@@ -46,9 +45,7 @@ constexpr bool MapRefused(uint64_t mem_flags, uint64_t map_flags, uint32_t devic
   return false;
 }
 
-// Server side: `raw` is the value as the server's OpenCL returned it.
-void EncodeInfo(InfoKind kind, const void* raw, size_t raw_size, Writer& w);
-// Client side: rebuilds the host-native bytes. Returns false on a malformed value.
-bool DecodeInfo(Reader& r, std::vector<uint8_t>* native);
+// The value itself crosses as a proto::InfoValue (proto/messages.h), which converts it from
+// and to the host's bytes (InfoValue::FromHost on the server, ToHost on the client).
 
 }  // namespace rgpu::proto

@@ -1,22 +1,27 @@
-// Typed messages: one struct per request whose layout both ends (and the tools and tests)
+// Typed messages: one struct per message whose layout both ends (and the tools and tests)
 // write, with the limits both ends must agree on named beside it. A message's Encode gives
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
 // Typed: every request. Hello, AttachShared, the requests that create, query and release
 // objects (one <Op>Request each, named as the op), SetKernelArg, and every buffer, image and
-// kernel command (clEnqueue*) as its command header and its own fields; the replies with a
-// fixed layout too (CreateProgramWithBinary, GetEventProfiling, WaitEvents, CreateImage,
-// GetSupportedImageFormats). Still written by hand (docs/protocol.md has their layouts): the
-// Hello and Stats replies, the kernel list of a build, info values (proto/info.h), PutData,
-// and the notifications (ReadData, EventDone, AsyncError, Goodbye).
+// kernel command (clEnqueue*) as its command header and its own fields; and every reply body:
+// the Hello and Stats replies, the kernel list of a build, info values, and those with a fixed
+// layout (CreateProgramWithBinary, GetEventProfiling, WaitEvents, CreateImage,
+// GetSupportedImageFormats). Still written by hand (docs/protocol.md has their layouts):
+// PutData, the status and message every reply starts with, and the notifications (ReadData,
+// EventDone, AsyncError, Goodbye).
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "proto/info.h"
 #include "proto/wire.h"
 
 namespace rgpu::proto {
@@ -32,8 +37,18 @@ inline constexpr uint32_t kMaxHeaders = 1024;          // CompileProgram: embedd
 inline constexpr uint32_t kMaxLinkInputs = 1024;       // LinkProgram: input programs
 inline constexpr uint32_t kMaxPatternBytes = 128;      // FillBuffer: the pattern (OpenCL's limit)
 inline constexpr uint32_t kMaxMigrateObjects = 4096;   // MigrateMemObjects: memory objects
-inline constexpr uint32_t kMaxDevices = 64;            // devices named in one request
+inline constexpr uint32_t kMaxDevices = 64;            // devices named in one request or listed
+                                                       // in the Hello reply
 inline constexpr uint32_t kMaxSamplerValues = 2 * kMaxSamplerProps;  // CreateSampler: names, values
+// Limits of the replies (a client refuses a reply over them).
+inline constexpr uint32_t kMaxServerNameBytes = 256;    // Hello: the server's name
+inline constexpr uint32_t kMaxDeviceQueries = 4096;     // Hello: queries answered per device
+inline constexpr uint32_t kMaxInfoNumbers = 1 << 17;    // an info value: kMaxInfoBytes of u64
+inline constexpr uint32_t kMaxListedKernels = 1 << 16;  // a kernel list: kernels
+inline constexpr uint32_t kMaxListedArgs = 1 << 16;     // a kernel list: one kernel's arguments
+inline constexpr uint32_t kMaxStatsTenants = 1 << 16;   // Stats: tenants
+inline constexpr uint32_t kMaxStatsSessions = 1 << 20;  // Stats: sessions
+static_assert(kMaxInfoNumbers * 8 == kMaxInfoBytes);
 
 // The frame body of a message that nothing follows (no data tail).
 template <typename M>
@@ -71,6 +86,142 @@ struct HelloRequest {
     out->token = r.str(kMaxTokenBytes);
     out->client_name = r.str(kMaxClientNameBytes);
     return r.ok() && magic == kMagic;
+  }
+};
+
+// An info value: one clGet*Info answer (GetInfo's reply, and each device query in the Hello
+// reply). Numbers travel as little-endian arrays, so that a client of the other byte order or
+// another size_t width rebuilds the host's value; proto/info.cpp says which kind each
+// parameter has (docs/protocol.md, "Info values").
+//   u8 kind | kind Bytes: bytes value (at most kMaxBody) |
+//   kind U32: u32 n (at most kMaxInfoNumbers) | n x u32 | kinds U64, Size: the same, n x u64
+struct InfoValue {
+  InfoKind kind = InfoKind::Bytes;  // never Local on the wire
+  std::string bytes;                // kind Bytes
+  std::vector<uint64_t> numbers;    // the numeric kinds (U32: each fits in 32 bits)
+
+  // From the value as the server's OpenCL returned it; Local travels as Bytes (proto/info.cpp).
+  static InfoValue FromHost(InfoKind kind, const void* raw, size_t raw_size);
+  // The value as this host's clGet*Info gives it (proto/info.cpp).
+  std::vector<uint8_t> ToHost() const;
+
+  bool operator==(const InfoValue&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u8(static_cast<uint8_t>(kind));
+    if (kind == InfoKind::Bytes) {
+      w.str(bytes);
+      return;
+    }
+    w.u32(static_cast<uint32_t>(numbers.size()));
+    for (uint64_t v : numbers) {
+      if (kind == InfoKind::U32)
+        w.u32(static_cast<uint32_t>(v));
+      else
+        w.u64(v);
+    }
+  }
+  // False for a body cut short, a count over its limit, or a kind that is not on the wire.
+  static bool Decode(Reader& r, InfoValue* out) {
+    out->kind = static_cast<InfoKind>(r.u8());
+    out->bytes.clear();
+    out->numbers.clear();
+    switch (out->kind) {
+      case InfoKind::Bytes: out->bytes = r.str(kMaxBody); break;
+      case InfoKind::U32:
+        out->numbers.resize(r.count(kMaxInfoNumbers, 4));
+        for (uint64_t& v : out->numbers) v = r.u32();
+        break;
+      case InfoKind::U64:
+      case InfoKind::Size:
+        out->numbers.resize(r.count(kMaxInfoNumbers, 8));
+        for (uint64_t& v : out->numbers) v = r.u64();
+        break;
+      default: return false;
+    }
+    return r.ok();
+  }
+};
+
+// Hello's answer: the session, every device the tenant may use with every device query the
+// server's OpenCL answered (so the client answers clGetDeviceInfo itself) and its index on the
+// server, and the device memory the tenant may still allocate. Fields at the end answer the
+// features the client asked for.
+//   u16 version | u64 session | str server_name (at most kMaxServerNameBytes) |
+//   u32 n (at most kMaxDevices) | n x (u32 m (at most kMaxDeviceQueries) |
+//   m x (u32 param | info value)) | u32 n (the same n) | n x u32 server device index |
+//   u64 mem_left (UINT64_MAX: no quota) |
+//   with kFeatureHeartbeat: u32 heartbeat_interval_ms | u32 peer_timeout_ms |
+//   then with kFeatureShared: u64 shared_cap (the largest region AttachShared takes; 0: none)
+struct HelloReply {
+  struct Device {
+    std::vector<std::pair<uint32_t, InfoValue>> queries;  // (param, value)
+    uint32_t server_index = 0;                            // the number requests use for it
+    bool operator==(const Device&) const = default;
+  };
+  uint16_t version = kVersion;
+  uint64_t session = 0;
+  std::string server_name;
+  std::vector<Device> devices;
+  uint64_t mem_left = UINT64_MAX;
+  // Which of the fields below are on the wire (kFeatureHeartbeat, kFeatureShared): the
+  // features of the Hello this answers, which the reply does not repeat. Set it before Decode
+  // to the features asked for; Decode clears the bit of a field the server did not send (an
+  // older server sends none of them).
+  uint16_t features = 0;
+  uint32_t heartbeat_interval_ms = 0, peer_timeout_ms = 0;  // kFeatureHeartbeat
+  uint64_t shared_cap = 0;                                  // kFeatureShared
+
+  bool operator==(const HelloReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u16(version);
+    w.u64(session);
+    w.str(server_name);
+    w.u32(static_cast<uint32_t>(devices.size()));
+    for (const Device& d : devices) {
+      w.u32(static_cast<uint32_t>(d.queries.size()));
+      for (const auto& [param, value] : d.queries) {
+        w.u32(param);
+        value.EncodeTo(w);
+      }
+    }
+    w.u32(static_cast<uint32_t>(devices.size()));
+    for (const Device& d : devices) w.u32(d.server_index);
+    w.u64(mem_left);
+    if (features & kFeatureHeartbeat) {
+      w.u32(heartbeat_interval_ms);
+      w.u32(peer_timeout_ms);
+    }
+    if (features & kFeatureShared) w.u64(shared_cap);
+  }
+  // False for a body cut short before mem_left, a count over its limit, a malformed info value
+  // or two device counts that differ. Bytes after the fields are left unread.
+  static bool Decode(Reader& r, HelloReply* out) {
+    out->version = r.u16();
+    out->session = r.u64();
+    out->server_name = r.str(kMaxServerNameBytes);
+    out->devices.resize(r.count(kMaxDevices, 4));
+    for (Device& d : out->devices) {
+      d.queries.resize(r.count(kMaxDeviceQueries, 5));
+      for (auto& [param, value] : d.queries) {
+        param = r.u32();
+        if (!InfoValue::Decode(r, &value)) r.fail();
+      }
+    }
+    if (r.count(kMaxDevices, 4) != out->devices.size()) r.fail();
+    for (Device& d : out->devices) d.server_index = r.u32();
+    out->mem_left = r.u64();
+    if (!r.ok()) return false;
+    if ((out->features & kFeatureHeartbeat) && r.remaining() >= 8) {
+      out->heartbeat_interval_ms = r.u32();
+      out->peer_timeout_ms = r.u32();
+    } else {
+      out->features = static_cast<uint16_t>(out->features & ~kFeatureHeartbeat);
+    }
+    if ((out->features & kFeatureShared) && r.remaining() >= 8)
+      out->shared_cap = r.u64();
+    else
+      out->features = static_cast<uint16_t>(out->features & ~kFeatureShared);
+    return r.ok();
   }
 };
 
@@ -294,7 +445,7 @@ struct BuildTarget {
   }
 };
 
-// BuildProgram [tag]: answered by the kernel list (docs/protocol.md), also on failure.
+// BuildProgram [tag]: answered by its KernelList, also on failure.
 //   u64 program | build target
 struct BuildProgramRequest {
   uint64_t program = 0;
@@ -348,7 +499,7 @@ struct CompileProgramRequest {
   }
 };
 
-// LinkProgram [tag]: makes a new program of the inputs; answered by its kernel list.
+// LinkProgram [tag]: makes a new program of the inputs; answered by its KernelList.
 //   u64 program | u64 context | build target | u32 n (at most kMaxLinkInputs) | n x u64 input
 struct LinkProgramRequest {
   uint64_t program = 0, context = 0;
@@ -372,6 +523,75 @@ struct LinkProgramRequest {
     return r.ok();
   }
 };
+
+// The kernel list: BuildProgram's answer (also on failure) and LinkProgram's. Each kernel's
+// name and the argument count the application sees, then, in the same kernel order, the
+// shape of each argument as the device checks it (docs/protocol.md, "kernel list", has the
+// kinds); rgpud leaves the shapes out when it could not list the kernels, and older servers
+// never sent them.
+//   u32 n (at most kMaxListedKernels) | n x (str name (at most kMaxNameBytes) | u32 num_args) |
+//   optional: u32 m (at most kMaxListedKernels) |
+//   m x (u32 k (at most kMaxListedArgs) | k x (u8 kind | u32 size | u32 also))
+struct KernelList {
+  struct Kernel {
+    std::string name;
+    uint32_t num_args = 0;
+    bool operator==(const Kernel&) const = default;
+  };
+  struct Arg {
+    uint8_t kind = 0;  // 0 unchecked ... 5 sampler (server/backend/backend.h ArgShape::Kind)
+    uint32_t size = 0;
+    uint32_t also = 0;  // a second size the device takes (0: none)
+    bool operator==(const Arg&) const = default;
+  };
+  std::vector<Kernel> kernels;
+  std::optional<std::vector<std::vector<Arg>>> shapes;  // one list of arguments per kernel
+
+  bool operator==(const KernelList&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u32(static_cast<uint32_t>(kernels.size()));
+    for (const Kernel& k : kernels) {
+      w.str(k.name);
+      w.u32(k.num_args);
+    }
+    if (!shapes) return;
+    w.u32(static_cast<uint32_t>(shapes->size()));
+    for (const auto& args : *shapes) {
+      w.u32(static_cast<uint32_t>(args.size()));
+      for (const Arg& a : args) {
+        w.u8(a.kind);
+        w.u32(a.size);
+        w.u32(a.also);
+      }
+    }
+  }
+  // False for a list of kernels cut short or over its limits. The shapes are only a check
+  // the client makes early (the device makes it again): when they are cut short or malformed
+  // they are dropped, as if the server had not sent them.
+  static bool Decode(Reader& r, KernelList* out) {
+    out->kernels.resize(r.count(kMaxListedKernels, 8));
+    for (Kernel& k : out->kernels) {
+      k.name = r.str(kMaxNameBytes);
+      k.num_args = r.u32();
+    }
+    out->shapes.reset();
+    if (!r.ok()) return false;
+    if (r.remaining() == 0) return true;
+    std::vector<std::vector<Arg>> shapes(r.count(kMaxListedKernels, 4));
+    for (auto& args : shapes) {
+      args.resize(r.count(kMaxListedArgs, 9));
+      for (Arg& a : args) {
+        a.kind = r.u8();
+        a.size = r.u32();
+        a.also = r.u32();
+      }
+    }
+    if (r.ok()) out->shapes = std::move(shapes);
+    return true;
+  }
+};
+using BuildProgramReply = KernelList;
+using LinkProgramReply = KernelList;
 
 // CreateKernel.   u64 kernel | u64 program | str name (at most kMaxNameBytes)
 struct CreateKernelRequest {
@@ -528,15 +748,96 @@ struct SetUserEventStatusRequest {
   }
 };
 
-// Stats [tag]: an empty body; the reply is what `rgpu status` shows (Session::Stats writes it).
+// Stats [tag]: an empty body; answered by a StatsReply.
 struct StatsRequest {
   bool operator==(const StatsRequest&) const = default;
   void EncodeTo(Writer&) const {}
   static bool Decode(Reader& r, StatsRequest*) { return r.ok(); }
 };
 
+// Stats' answer: what `rgpu status` shows. The tenants and sessions are those the asker may
+// see (all for an admin, or with no config; else its own).
+//   u64 objects | u64 total_objects | u64 session_count |
+//   u32 n (at most kMaxStatsTenants) | n x (str id | str priority | u64 milli_weight |
+//   u32 sessions | u64 mem_bytes | u64 mem_quota (0: none) | u64 device_ns | u64 commands) |
+//   u32 m (at most kMaxStatsSessions) | m x (u64 id | str tenant | str peer | u64 objects |
+//   u64 commands | u64 in_flight)
+struct StatsReply {
+  struct Tenant {
+    std::string id, priority;
+    uint64_t milli_weight = 0;  // the scheduling weight x 1000
+    uint32_t sessions = 0;
+    uint64_t mem_bytes = 0, mem_quota = 0, device_ns = 0, commands = 0;
+    bool operator==(const Tenant&) const = default;
+  };
+  struct Session {
+    uint64_t id = 0;
+    std::string tenant, peer;
+    uint64_t objects = 0, commands = 0, in_flight = 0;
+    bool operator==(const Session&) const = default;
+  };
+  uint64_t objects = 0;        // of the asking session
+  uint64_t total_objects = 0;  // of every session
+  uint64_t session_count = 0;  // active sessions, the asker's included
+  std::vector<Tenant> tenants;
+  std::vector<Session> sessions;
+
+  bool operator==(const StatsReply&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(objects);
+    w.u64(total_objects);
+    w.u64(session_count);
+    w.u32(static_cast<uint32_t>(tenants.size()));
+    for (const Tenant& t : tenants) {
+      w.str(t.id);
+      w.str(t.priority);
+      w.u64(t.milli_weight);
+      w.u32(t.sessions);
+      w.u64(t.mem_bytes);
+      w.u64(t.mem_quota);
+      w.u64(t.device_ns);
+      w.u64(t.commands);
+    }
+    w.u32(static_cast<uint32_t>(sessions.size()));
+    for (const Session& s : sessions) {
+      w.u64(s.id);
+      w.str(s.tenant);
+      w.str(s.peer);
+      w.u64(s.objects);
+      w.u64(s.commands);
+      w.u64(s.in_flight);
+    }
+  }
+  static bool Decode(Reader& r, StatsReply* out) {
+    out->objects = r.u64();
+    out->total_objects = r.u64();
+    out->session_count = r.u64();
+    out->tenants.resize(r.count(kMaxStatsTenants, 52));
+    for (Tenant& t : out->tenants) {
+      t.id = r.str();
+      t.priority = r.str();
+      t.milli_weight = r.u64();
+      t.sessions = r.u32();
+      t.mem_bytes = r.u64();
+      t.mem_quota = r.u64();
+      t.device_ns = r.u64();
+      t.commands = r.u64();
+    }
+    out->sessions.resize(r.count(kMaxStatsSessions, 40));
+    for (Session& s : out->sessions) {
+      s.id = r.u64();
+      s.tenant = r.str();
+      s.peer = r.str();
+      s.objects = r.u64();
+      s.commands = r.u64();
+      s.in_flight = r.u64();
+    }
+    return r.ok();
+  }
+};
+
 // GetInfo [tag]: a clGet*Info the client cannot answer from its own records; answered by the
-// info value (proto/info.h).
+// info value (InfoValue).
 //   u8 family (InfoFamily) | u64 id (a device index for devices) | u32 param |
 //   i32 device index (-1: none) | u32 aux (an argument's index)
 struct GetInfoRequest {
@@ -564,6 +865,7 @@ struct GetInfoRequest {
     return r.ok();
   }
 };
+using GetInfoReply = InfoValue;
 
 // CreateImage [tag]: the initial contents, if any, follow as a blob, packed (rows of width x
 // pixel size; the pitches are then 0). `buffer` is the buffer an image is made from (0: none).

@@ -492,7 +492,7 @@ Status Session::InsertOwned(uint64_t id, ObjectRecord o) {
   return s;
 }
 
-void Session::ReleaseRecord(uint64_t /*id*/, ObjectRecord& o) {
+void Session::ReleaseRecord(ObjectRecord& o) {
   Backend& bk = server_->backend();
   std::visit(
       [&](auto& r) {
@@ -537,7 +537,7 @@ void Session::ReleaseAll() {
                     ObjType::Mem, ObjType::Queue, ObjType::Context}) {
     for (auto it = objects_.begin(); it != objects_.end();) {
       if (TypeOf(it->second) == t) {
-        ReleaseRecord(it->first, it->second);
+        ReleaseRecord(it->second);
         it = objects_.erase(it);
       } else {
         ++it;
@@ -575,40 +575,31 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
   tenant_ = tenant;
   ++server_->Usage(tenant).sessions_total;
   spdlog::info("session {} start: {} ({}) tenant {}", id_, peer_, client_name_, tenant->id);
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u16(proto::kVersion);
-  w.u64(id_);
-  w.str(server_->name());
-  // Only the devices the tenant may use; their server indices follow the list.
+  proto::HelloReply reply;
+  reply.session = id_;
+  reply.server_name = server_->name();
+  // Only the devices the tenant may use, each with its server index.
   const auto& devs = server_->backend().Devices();
-  std::vector<uint32_t> shown;
   for (size_t i = 0; i < devs.size(); ++i)
-    if (tenant->MayUse(static_cast<int>(i))) shown.push_back(static_cast<uint32_t>(i));
-  w.u32(static_cast<uint32_t>(shown.size()));
-  for (uint32_t i : shown) {
-    w.u32(static_cast<uint32_t>(devs[i].encoded_info.size()));
-    for (const auto& [param, enc] : devs[i].encoded_info) {
-      w.u32(param);
-      w.raw(enc.data(), enc.size());
-    }
-  }
-  w.u32(static_cast<uint32_t>(shown.size()));
-  for (uint32_t i : shown) w.u32(i);
+    if (tenant->MayUse(static_cast<int>(i)))
+      reply.devices.push_back({devs[i].queries, static_cast<uint32_t>(i)});
   // The memory the tenant may still allocate, so that the client can refuse a buffer over
   // quota at clCreateBuffer (the server still enforces it).
   const uint64_t quota = tenant->mem_quota_bytes;
   const uint64_t used = server_->Usage(tenant).mem_bytes.load();
-  w.u64(quota == 0 ? UINT64_MAX : quota - std::min(quota, used));
+  reply.mem_left = quota == 0 ? UINT64_MAX : quota - std::min(quota, used);
+  reply.features =
+      static_cast<uint16_t>(features & (proto::kFeatureHeartbeat | proto::kFeatureShared));
   if (features & proto::kFeatureHeartbeat) {
     // When to send a Heartbeat, and how long a silent peer has before it counts as dead.
-    w.u32(static_cast<uint32_t>(server_->options().heartbeat_interval().count()));
-    w.u32(static_cast<uint32_t>(server_->options().peer_timeout.count()));
+    reply.heartbeat_interval_ms =
+        static_cast<uint32_t>(server_->options().heartbeat_interval().count());
+    reply.peer_timeout_ms = static_cast<uint32_t>(server_->options().peer_timeout.count());
     heartbeat_ = true;
   }
   // The largest shared region this connection may attach (0: none: not a Unix socket).
-  if (features & proto::kFeatureShared) w.u64(SharedCap());
-  Reply(h, Status::Ok(), f);
+  if (features & proto::kFeatureShared) reply.shared_cap = SharedCap();
+  Reply(h, Status::Ok(), proto::EncodeBody(reply));
   return Status::Ok();
 }
 
@@ -632,8 +623,7 @@ Status Session::CreateContext(Reader& r) {
   }
   ContextRecord e;
   e.handle = *ctx;
-  e.devices = devs;
-  return InsertOwned(id, std::move(e));
+  return InsertOwned(id, e);
 }
 
 Status Session::CreateQueue(Reader& r) {
@@ -803,33 +793,25 @@ std::map<std::string, std::vector<ArgShape>> ShapesOf(const Result<std::vector<K
   return out;
 }
 
-// The kernel list (docs/protocol.md): names and the argument counts the application sees
-// (a rewritten kernel's hidden argument is not counted), then the shape of each argument.
-void WriteKernels(Writer& w, const Result<std::vector<KernelDesc>>& ks,
-                  const slicer::RewrittenProgram* rewrite = nullptr) {
-  if (!ks.ok()) {
-    w.u32(0);
-    return;
-  }
-  auto user_args = [&](const KernelDesc& k) {
-    const auto* info = rewrite ? rewrite->FindKernel(k.name) : nullptr;
-    return info ? info->user_arg_count : k.num_args;
-  };
-  w.u32(static_cast<uint32_t>(ks.value().size()));
-  for (const auto& k : ks.value()) {
-    w.str(k.name);
-    w.u32(user_args(k));
-  }
-  w.u32(static_cast<uint32_t>(ks.value().size()));
-  for (const auto& k : ks.value()) {
-    uint32_t n = std::min<uint32_t>(user_args(k), static_cast<uint32_t>(k.args.size()));
-    w.u32(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      w.u8(static_cast<uint8_t>(k.args[i].kind));
-      w.u32(k.args[i].size);
-      w.u32(k.args[i].also);
+// The kernel list: names and the argument counts the application sees (a rewritten kernel's
+// hidden argument is not counted), then the shape of each argument; no shapes when the
+// kernels could not be listed.
+std::vector<uint8_t> KernelListOf(const Result<std::vector<KernelDesc>>& ks,
+                                  const slicer::RewrittenProgram* rewrite = nullptr) {
+  proto::KernelList list;
+  if (ks.ok()) {
+    list.shapes.emplace();
+    for (const auto& k : ks.value()) {
+      const auto* info = rewrite ? rewrite->FindKernel(k.name) : nullptr;
+      const uint32_t user_args = info ? info->user_arg_count : k.num_args;
+      list.kernels.push_back({k.name, user_args});
+      auto& args = list.shapes->emplace_back();
+      const size_t n = std::min<size_t>(user_args, k.args.size());
+      for (size_t i = 0; i < n; ++i)
+        args.push_back({static_cast<uint8_t>(k.args[i].kind), k.args[i].size, k.args[i].also});
     }
   }
+  return proto::EncodeBody(list);
 }
 }  // namespace
 
@@ -867,10 +849,7 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
           e.build_devices = devs;
           e.rewrite = std::make_shared<slicer::RewrittenProgram>(std::move(rw.value()));
           e.kernel_shapes = ShapesOf(ks);
-          std::vector<uint8_t> f;
-          Writer w(&f);
-          WriteKernels(w, ks, e.rewrite.get());
-          Reply(h, Status::Ok(), f);
+          Reply(h, Status::Ok(), KernelListOf(ks, e.rewrite.get()));
           return Status::Ok();
         }
         spdlog::debug("session {}: program {} runs unsliced: {}", id_, id, check.message());
@@ -881,12 +860,9 @@ Status Session::BuildProgram(const FrameHeader& h, Reader& r) {
   e.rewrite.reset();
   auto* prog = e.handle;
   Status s = bk.BuildProgram(prog, devs, options);
-  std::vector<uint8_t> f;
-  Writer w(&f);
   auto ks = bk.KernelsOf(prog);
   e.kernel_shapes = ShapesOf(ks);
-  WriteKernels(w, ks);
-  Reply(h, s, f);
+  Reply(h, s, KernelListOf(ks));
   return Status::Ok();
 }
 
@@ -933,11 +909,9 @@ Status Session::LinkProgram(const FrameHeader& h, Reader& r) {
   ProgramRecord e;
   e.handle = *p;
   e.parent = ctx_id;
-  std::vector<uint8_t> f;
-  Writer w(&f);
   auto ks = server_->backend().KernelsOf(*p);
   e.kernel_shapes = ShapesOf(ks);
-  WriteKernels(w, ks);
+  const std::vector<uint8_t> f = KernelListOf(ks);
   if (Status s = InsertOwned(id, std::move(e)); !s.ok()) return s;
   Reply(h, Status::Ok(), f);
   return Status::Ok();
@@ -1080,7 +1054,7 @@ Status Session::Release(Reader& r) {
   const uint64_t id = req.id;
   auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
-  ReleaseRecord(id, **e);
+  ReleaseRecord(**e);
   objects_.erase(id);
   return Status::Ok();
 }
@@ -1130,12 +1104,10 @@ Status Session::GetInfo(const FrameHeader& h, Reader& r) {
       std::memcpy(raw.data(), &n, sizeof(n));
     }
   }
-  std::vector<uint8_t> f;
-  if (s.ok()) {
-    Writer w(&f);
-    proto::EncodeInfo(proto::InfoKindOf(family, param), raw.data(), raw.size(), w);
-  }
-  Reply(h, s, f);
+  if (!s.ok()) return Reply(h, s), Status::Ok();
+  const auto value =
+      proto::InfoValue::FromHost(proto::InfoKindOf(family, param), raw.data(), raw.size());
+  Reply(h, s, proto::EncodeBody(value));
   return Status::Ok();
 }
 
@@ -1315,44 +1287,26 @@ Status Session::Stats(const FrameHeader& h, Reader& r) {
   proto::StatsRequest req;
   if (!proto::StatsRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Stats");
-  std::vector<uint8_t> f;
-  Writer w(&f);
-  w.u64(objects_.size());
-  w.u64(server_->TotalObjects());
-  w.u64(server_->ActiveSessions());
+  proto::StatsReply reply;
+  reply.objects = objects_.size();
+  reply.total_objects = server_->TotalObjects();
+  reply.session_count = server_->ActiveSessions();
   // What `rgpu status` shows. A tenant sees itself only, unless it is an admin (or there
   // is no config: everyone is the anonymous tenant then).
   const bool all = tenant()->admin || server_->options().tenants.empty();
   auto visible = [&](const Tenant* t) { return all || t == tenant(); };
-  std::vector<const Tenant*> ts;
-  for (const auto& t : server_->tenants())
-    if (visible(t.get())) ts.push_back(t.get());
-  w.u32(static_cast<uint32_t>(ts.size()));
-  for (const Tenant* t : ts) {
-    TenantUsage& u = server_->Usage(t);
-    w.str(t->id);
-    w.str(PriorityName(t->priority));
-    w.u64(static_cast<uint64_t>(t->weight * 1000));  // milli-weight
-    w.u32(u.sessions.load());
-    w.u64(u.mem_bytes.load());
-    w.u64(t->mem_quota_bytes);
-    w.u64(u.device_ns.load());
-    w.u64(u.commands.load());
+  for (const auto& t : server_->tenants()) {
+    if (!visible(t.get())) continue;
+    TenantUsage& u = server_->Usage(t.get());
+    reply.tenants.push_back({t->id, PriorityName(t->priority),
+                             static_cast<uint64_t>(t->weight * 1000), u.sessions.load(),
+                             u.mem_bytes.load(), t->mem_quota_bytes, u.device_ns.load(),
+                             u.commands.load()});
   }
-  auto sessions = server_->SessionSummaries();
-  uint32_t n = 0;
-  for (const auto& s : sessions) n += visible(s.tenant);
-  w.u32(n);
-  for (const auto& s : sessions) {
-    if (!visible(s.tenant)) continue;
-    w.u64(s.id);
-    w.str(s.tenant->id);
-    w.str(s.peer);
-    w.u64(s.objects);
-    w.u64(s.commands);
-    w.u64(s.in_flight);
-  }
-  Reply(h, Status::Ok(), f);
+  for (const auto& s : server_->SessionSummaries())
+    if (visible(s.tenant))
+      reply.sessions.push_back({s.id, s.tenant->id, s.peer, s.objects, s.commands, s.in_flight});
+  Reply(h, Status::Ok(), proto::EncodeBody(reply));
   return Status::Ok();
 }
 

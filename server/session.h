@@ -263,7 +263,7 @@ class Session {
   // Insert for a record whose backend handles this session owns: released if it fails.
   Status InsertOwned(uint64_t id, ObjectRecord o);
   // Gives back what the object holds: its backend references, its quota, its counts.
-  void ReleaseRecord(uint64_t id, ObjectRecord& o);
+  void ReleaseRecord(ObjectRecord& o);
   void ReleaseAll();
   // The bulk blob of `total` bytes a request carries: staged PutData bytes plus the frame's
   // tail (the rest of `r`).

@@ -28,9 +28,7 @@ struct RecordOf {
                         // a kernel's program; none for a context
 };
 
-struct ContextRecord : RecordOf<proto::ObjType::Context, BkContext> {
-  std::vector<int> devices;
-};
+struct ContextRecord : RecordOf<proto::ObjType::Context, BkContext> {};
 
 struct QueueRecord : RecordOf<proto::ObjType::Queue, BkQueue> {
   int device = -1;

@@ -6,6 +6,7 @@
 #include <CL/cl.h>
 
 #include <thread>
+#include <type_traits>
 
 #include "proto/info.h"
 #include "proto/liveness.h"
@@ -104,40 +105,56 @@ TEST(Codec, InfoValuesKeepTheirValues) {
   size_t sizes[3] = {1024, 1, 64};
   std::vector<uint8_t> wire;
   Writer w(&wire);
-  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_MAX_WORK_ITEM_SIZES), sizes, sizeof(sizes), w);
+  InfoValue::FromHost(InfoKindOf(InfoFamily::Device, CL_DEVICE_MAX_WORK_ITEM_SIZES), sizes,
+                      sizeof(sizes))
+      .EncodeTo(w);
   cl_ulong mem = 80ull << 30;
-  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_GLOBAL_MEM_SIZE), &mem, sizeof(mem), w);
+  InfoValue::FromHost(InfoKindOf(InfoFamily::Device, CL_DEVICE_GLOBAL_MEM_SIZE), &mem, sizeof(mem))
+      .EncodeTo(w);
   cl_uint units = 132;
-  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_MAX_COMPUTE_UNITS), &units, sizeof(units), w);
-  EncodeInfo(InfoKindOf(InfoFamily::Device, CL_DEVICE_NAME), "NVIDIA H200", 12, w);
+  InfoValue::FromHost(InfoKindOf(InfoFamily::Device, CL_DEVICE_MAX_COMPUTE_UNITS), &units,
+                      sizeof(units))
+      .EncodeTo(w);
+  InfoValue::FromHost(InfoKindOf(InfoFamily::Device, CL_DEVICE_NAME), "NVIDIA H200", 12)
+      .EncodeTo(w);
   Reader r(wire.data(), wire.size());
-  std::vector<uint8_t> v;
-  ASSERT_TRUE(DecodeInfo(r, &v));
-  ASSERT_EQ(v.size(), sizeof(sizes));
-  EXPECT_EQ(std::memcmp(v.data(), sizes, sizeof(sizes)), 0);
-  ASSERT_TRUE(DecodeInfo(r, &v));
-  EXPECT_EQ(*reinterpret_cast<cl_ulong*>(v.data()), mem);
-  ASSERT_TRUE(DecodeInfo(r, &v));
-  EXPECT_EQ(*reinterpret_cast<cl_uint*>(v.data()), units);
-  ASSERT_TRUE(DecodeInfo(r, &v));
-  EXPECT_STREQ(reinterpret_cast<const char*>(v.data()), "NVIDIA H200");
+  InfoValue v;
+  ASSERT_TRUE(InfoValue::Decode(r, &v));
+  std::vector<uint8_t> host = v.ToHost();
+  ASSERT_EQ(host.size(), sizeof(sizes));
+  EXPECT_EQ(std::memcmp(host.data(), sizes, sizeof(sizes)), 0);
+  ASSERT_TRUE(InfoValue::Decode(r, &v));
+  host = v.ToHost();
+  ASSERT_EQ(host.size(), sizeof(mem));
+  EXPECT_EQ(std::memcmp(host.data(), &mem, sizeof(mem)), 0);
+  ASSERT_TRUE(InfoValue::Decode(r, &v));
+  host = v.ToHost();
+  ASSERT_EQ(host.size(), sizeof(units));
+  EXPECT_EQ(std::memcmp(host.data(), &units, sizeof(units)), 0);
+  ASSERT_TRUE(InfoValue::Decode(r, &v));
+  EXPECT_STREQ(reinterpret_cast<const char*>(v.ToHost().data()), "NVIDIA H200");
   EXPECT_TRUE(r.done());
   uint8_t bad_kind[] = {9, 0, 0, 0, 0};
   Reader rb(bad_kind, sizeof(bad_kind));
-  EXPECT_FALSE(DecodeInfo(rb, &v));
+  EXPECT_FALSE(InfoValue::Decode(rb, &v));
+  // What the client answers itself (Local) travels as bytes when the server is asked anyway.
+  const InfoValue local = InfoValue::FromHost(InfoKind::Local, "ab", 2);
+  EXPECT_EQ(local.kind, InfoKind::Bytes);
+  EXPECT_EQ(local.bytes, "ab");
 }
 
 // NVIDIA answers CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE (a size_t) in 4 bytes: the
 // client must get those 4 bytes, not nothing (it then left the caller's value unwritten).
 TEST(Codec, AFourByteAnswerToASizeQueryStaysFourBytes) {
   const uint32_t total = 0x01020304;
-  std::vector<uint8_t> wire;
-  Writer w(&wire);
-  EncodeInfo(InfoKindOf(InfoFamily::ProgramBuild, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE), &total,
-             sizeof(total), w);
+  const auto wire =
+      EncodeBody(InfoValue::FromHost(InfoKindOf(InfoFamily::ProgramBuild,
+                                                CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE),
+                                     &total, sizeof(total)));
   Reader r(wire.data(), wire.size());
-  std::vector<uint8_t> v;
-  ASSERT_TRUE(DecodeInfo(r, &v));
+  InfoValue value;
+  ASSERT_TRUE(InfoValue::Decode(r, &value));
+  const std::vector<uint8_t> v = value.ToHost();
   ASSERT_EQ(v.size(), 4u);
   EXPECT_EQ(std::memcmp(v.data(), &total, 4), 0);
   EXPECT_TRUE(r.done());
@@ -325,7 +342,13 @@ struct Expect {
     return *this;
   }
   Expect& u8(uint8_t v) { return le(v, 1); }
+  Expect& u16(uint16_t v) { return le(v, 2); }
   Expect& u32(uint32_t v) { return le(v, 4); }
+  Expect& str(const std::string& v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (char c : v) u8(static_cast<uint8_t>(c));
+    return *this;
+  }
   Expect& u64(uint64_t v) { return le(v, 8); }
 };
 
@@ -765,6 +788,263 @@ TEST(Messages, InfoImageAndSharedRequestsBytesAreExactAndRoundTrip) {
   const AttachSharedRequest attach{4096 + (64u << 20)};
   EXPECT_EQ(EncodeBody(attach), Expect{}.u64(4096 + (64u << 20)).b);
   EXPECT_EQ(RoundTrip(attach), attach);
+}
+
+// --- the replies with a variable layout ---
+
+TEST(Messages, InfoValueBytesAreExactAndRoundTrip) {
+  const InfoValue bytes{InfoKind::Bytes, "gpu", {}};
+  EXPECT_EQ(EncodeBody(bytes), Expect{}.u8(0).str("gpu").b);
+  EXPECT_EQ(RoundTrip(bytes), bytes);
+  const InfoValue u32s{InfoKind::U32, "", {1, 0xffffffffu}};
+  EXPECT_EQ(EncodeBody(u32s), Expect{}.u8(1).u32(2).u32(1).u32(0xffffffffu).b);
+  EXPECT_EQ(RoundTrip(u32s), u32s);
+  const InfoValue u64s{InfoKind::U64, "", {80ull << 30}};
+  EXPECT_EQ(EncodeBody(u64s), Expect{}.u8(2).u32(1).u64(80ull << 30).b);
+  EXPECT_EQ(RoundTrip(u64s), u64s);
+  const InfoValue sizes{InfoKind::Size, "", {1024, 1, 64}};
+  EXPECT_EQ(EncodeBody(sizes), Expect{}.u8(3).u32(3).u64(1024).u64(1).u64(64).b);
+  EXPECT_EQ(RoundTrip(sizes), sizes);
+  EXPECT_EQ(RoundTrip(InfoValue{}), InfoValue{});  // an empty string
+  static_assert(std::is_same_v<GetInfoReply, InfoValue>);
+}
+
+TEST(Messages, InfoValueKeepsItsLimits) {
+  EXPECT_TRUE(Refused<InfoValue>(Expect{}.u8(4).u32(0).b));  // Local never travels
+  EXPECT_TRUE(Refused<InfoValue>(Expect{}.u8(9).u32(0).b));
+  InfoValue most{InfoKind::U32, "", std::vector<uint64_t>(kMaxInfoNumbers, 7)};
+  EXPECT_EQ(Decoded<InfoValue>(EncodeBody(most)), most);
+  most.numbers.push_back(7);
+  EXPECT_TRUE(Refused<InfoValue>(EncodeBody(most)));
+  most.kind = InfoKind::Size;
+  EXPECT_TRUE(Refused<InfoValue>(EncodeBody(most)));
+  EXPECT_TRUE(Refused<InfoValue>(Expect{}.u8(2).u32(2).u64(1).b));  // says 2, carries 1
+}
+
+HelloReply SampleHelloReply() {
+  HelloReply h;
+  h.session = 0x0102030405060708ull;
+  h.server_name = "s1";
+  h.devices = {{{{CL_DEVICE_NAME, {InfoKind::Bytes, "gpu", {}}},
+                 {CL_DEVICE_MAX_COMPUTE_UNITS, {InfoKind::U32, "", {132}}}},
+                3},
+               {{}, 5}};
+  h.mem_left = 1u << 20;
+  h.features = kFeatureHeartbeat | kFeatureShared;
+  h.heartbeat_interval_ms = 1000;
+  h.peer_timeout_ms = 5000;
+  h.shared_cap = 4096 + (64u << 20);
+  return h;
+}
+
+TEST(Messages, HelloReplyBytesAreExact) {
+  HelloReply h = SampleHelloReply();
+  Expect want;
+  want.u16(1).u64(0x0102030405060708ull).str("s1");
+  want.u32(2);                             // devices
+  want.u32(2);                             // the first one's queries
+  want.u32(0x102B).u8(0).str("gpu");       // CL_DEVICE_NAME
+  want.u32(0x1002).u8(1).u32(1).u32(132);  // CL_DEVICE_MAX_COMPUTE_UNITS
+  want.u32(0);                             // the second one's queries
+  want.u32(2).u32(3).u32(5);               // server indices
+  want.u64(1u << 20);                      // memory left
+  const std::vector<uint8_t> fixed = want.b;
+  EXPECT_EQ(EncodeBody(h), Expect{fixed}.u32(1000).u32(5000).u64(4096 + (64u << 20)).b);
+  h.features = kFeatureHeartbeat;
+  EXPECT_EQ(EncodeBody(h), Expect{fixed}.u32(1000).u32(5000).b);
+  h.features = kFeatureShared;
+  EXPECT_EQ(EncodeBody(h), Expect{fixed}.u64(4096 + (64u << 20)).b);
+  h.features = 0;
+  EXPECT_EQ(EncodeBody(h), fixed);
+  HelloReply none;  // no devices, no quota
+  EXPECT_EQ(EncodeBody(none), Expect{}.u16(1).u64(0).u32(0).u32(0).u32(0).u64(UINT64_MAX).b);
+}
+
+TEST(Messages, HelloReplyRoundTripsAndReadsOnlyTheFieldsItAskedFor) {
+  const HelloReply h = SampleHelloReply();
+  const auto body = EncodeBody(h);
+  const size_t fixed = body.size() - 16;  // up to the memory left
+  // Cut before the memory left: refused. Cut after it: the reply of a server that sent fewer
+  // of the fields at the end (an older one).
+  for (size_t n = 0; n <= body.size(); ++n) {
+    Reader r(body.data(), n);
+    HelloReply got;
+    got.features = h.features;
+    const bool ok = HelloReply::Decode(r, &got);
+    if (n < fixed) {
+      EXPECT_FALSE(ok) << "a body cut to " << n << " of " << body.size() << " bytes";
+      continue;
+    }
+    ASSERT_TRUE(ok) << "a body cut to " << n;
+    HelloReply want = h;
+    if (n < fixed + 16) {  // no shared cap
+      want.features = kFeatureHeartbeat;
+      want.shared_cap = 0;
+    }
+    if (n < fixed + 8) {  // no heartbeat either
+      want.features = 0;
+      want.heartbeat_interval_ms = want.peer_timeout_ms = 0;
+    }
+    EXPECT_EQ(got, want) << "a body cut to " << n;
+  }
+  // Asked for none (`rgpu status`): the fields at the end are left unread.
+  Reader r(body.data(), body.size());
+  HelloReply plain;
+  ASSERT_TRUE(HelloReply::Decode(r, &plain));
+  EXPECT_EQ(r.remaining(), 16u);
+  EXPECT_EQ(plain.features, 0);
+  EXPECT_EQ(plain.devices, h.devices);
+  // Asked for SHARED alone: the cap comes straight after the memory left.
+  HelloReply shared = h;
+  shared.features = kFeatureShared;
+  shared.heartbeat_interval_ms = shared.peer_timeout_ms = 0;
+  const auto shared_body = EncodeBody(shared);
+  Reader rs(shared_body.data(), shared_body.size());
+  HelloReply got;
+  got.features = kFeatureShared;
+  ASSERT_TRUE(HelloReply::Decode(rs, &got));
+  EXPECT_TRUE(rs.done());
+  EXPECT_EQ(got, shared);
+}
+
+TEST(Messages, HelloReplyKeepsItsLimits) {
+  HelloReply h = SampleHelloReply();
+  h.features = 0;  // and so none of the fields at the end
+  h.heartbeat_interval_ms = h.peer_timeout_ms = 0;
+  h.shared_cap = 0;
+  h.server_name = std::string(kMaxServerNameBytes, 'n');
+  EXPECT_EQ(Decoded<HelloReply>(EncodeBody(h)), h);
+  h.server_name += 'n';  // a name over
+  EXPECT_TRUE(Refused<HelloReply>(EncodeBody(h)));
+  h.server_name = "s";
+  h.devices.resize(kMaxDevices);
+  EXPECT_EQ(Decoded<HelloReply>(EncodeBody(h)), h);
+  h.devices.emplace_back();  // one device over
+  EXPECT_TRUE(Refused<HelloReply>(EncodeBody(h)));
+  h.devices.resize(1);
+  h.devices[0].queries.resize(kMaxDeviceQueries, {1, {InfoKind::U32, "", {}}});
+  EXPECT_EQ(Decoded<HelloReply>(EncodeBody(h)), h);
+  h.devices[0].queries.push_back({1, {}});  // one query over
+  EXPECT_TRUE(Refused<HelloReply>(EncodeBody(h)));
+  h.devices[0].queries.resize(1);
+  h.devices[0].queries[0].second.kind = InfoKind::Local;  // an info value that never travels
+  EXPECT_TRUE(Refused<HelloReply>(EncodeBody(h)));
+  // The server indices must be one per device.
+  auto two = Expect{}.u16(1).u64(1).str("").u32(1).u32(0).u32(2).u32(0).u32(1).u64(0).b;
+  EXPECT_TRUE(Refused<HelloReply>(two));
+}
+
+// Decodes a kernel list whose shapes may be dropped (and their bytes left unread).
+KernelList DecodedList(const std::vector<uint8_t>& body) {
+  Reader r(body.data(), body.size());
+  KernelList got;
+  EXPECT_TRUE(KernelList::Decode(r, &got));
+  return got;
+}
+
+KernelList SampleKernelList() {
+  using Arg = KernelList::Arg;
+  return {{{"add", 3}, {"k2", 0}},
+          std::vector<std::vector<Arg>>{{{2, 8, 0}, {1, 4, 3}, {3, 0, 0}}, {}}};
+}
+
+TEST(Messages, KernelListBytesAreExact) {
+  const auto names = Expect{}.u32(2).str("add").u32(3).str("k2").u32(0).b;
+  Expect want{names};
+  want.u32(2);               // shapes, one per kernel
+  want.u32(3);               // add's arguments
+  want.u8(2).u32(8).u32(0);  // a buffer
+  want.u8(1).u32(4).u32(3);  // by value: 4 bytes, or 3
+  want.u8(3).u32(0).u32(0);  // __local
+  want.u32(0);               // k2's arguments
+  EXPECT_EQ(EncodeBody(SampleKernelList()), want.b);
+  EXPECT_EQ(EncodeBody(KernelList{SampleKernelList().kernels, std::nullopt}), names);
+  // No kernels listed (the build failed before) and none built: shapes absent, or empty.
+  EXPECT_EQ(EncodeBody(KernelList{}), Expect{}.u32(0).b);
+  EXPECT_EQ(EncodeBody(KernelList{{}, std::vector<std::vector<KernelList::Arg>>{}}),
+            Expect{}.u32(0).u32(0).b);
+  static_assert(std::is_same_v<BuildProgramReply, KernelList>);
+  static_assert(std::is_same_v<LinkProgramReply, KernelList>);
+}
+
+TEST(Messages, KernelListRoundTripsAndDropsShapesCutShort) {
+  const KernelList list = SampleKernelList();
+  const auto body = EncodeBody(list);
+  const size_t names = 4 + (4 + 3 + 4) + (4 + 2 + 4);
+  // Cut within the kernels: refused. Cut within the shapes: the kernels without shapes.
+  for (size_t n = 0; n <= body.size(); ++n) {
+    Reader r(body.data(), n);
+    KernelList got;
+    const bool ok = KernelList::Decode(r, &got);
+    if (n < names) {
+      EXPECT_FALSE(ok) << "a body cut to " << n << " of " << body.size() << " bytes";
+      continue;
+    }
+    ASSERT_TRUE(ok) << "a body cut to " << n;
+    const KernelList want = n == body.size() ? list : KernelList{list.kernels, std::nullopt};
+    EXPECT_EQ(got, want) << "a body cut to " << n;
+  }
+  EXPECT_EQ(RoundTrip(KernelList{}), KernelList{});
+  const KernelList none_built{{}, std::vector<std::vector<KernelList::Arg>>{}};
+  EXPECT_EQ(Decoded<KernelList>(EncodeBody(none_built)), none_built);
+  // Trailing bytes that are not shapes are dropped with them.
+  auto junk = EncodeBody(KernelList{list.kernels, std::nullopt});
+  junk.push_back(1);
+  EXPECT_EQ(DecodedList(junk), (KernelList{list.kernels, std::nullopt}));
+}
+
+TEST(Messages, KernelListKeepsItsLimits) {
+  KernelList list{{{std::string(kMaxNameBytes, 'k'), 1}}, std::nullopt};
+  EXPECT_EQ(Decoded<KernelList>(EncodeBody(list)), list);
+  list.kernels[0].name += 'k';  // a name over
+  EXPECT_TRUE(Refused<KernelList>(EncodeBody(list)));
+  auto over = Expect{}.u32(kMaxListedKernels + 1).b;  // one kernel over
+  over.resize(over.size() + 8 * (kMaxListedKernels + 1));
+  EXPECT_TRUE(Refused<KernelList>(over));
+  // Arguments over the limit: the shapes are dropped, the kernels kept.
+  list.kernels[0].name = "k";
+  list.shapes.emplace(1, std::vector<KernelList::Arg>(kMaxListedArgs));
+  EXPECT_EQ(Decoded<KernelList>(EncodeBody(list)), list);
+  (*list.shapes)[0].emplace_back();
+  EXPECT_EQ(DecodedList(EncodeBody(list)), (KernelList{list.kernels, std::nullopt}));
+}
+
+StatsReply SampleStatsReply() {
+  return {3,
+          10,
+          2,
+          {{"alice", "latency-critical", 2000, 1, 1u << 20, 0, 123456789, 42},
+           {"bob", "best-effort", 1000, 0, 0, 1u << 20, 0, 0}},
+          {{7, "alice", "unix", 3, 42, 1}}};
+}
+
+TEST(Messages, StatsReplyBytesAreExactAndRoundTrip) {
+  const StatsReply stats = SampleStatsReply();
+  Expect want;
+  want.u64(3).u64(10).u64(2);
+  want.u32(2);  // tenants
+  want.str("alice").str("latency-critical").u64(2000).u32(1);
+  want.u64(1u << 20).u64(0).u64(123456789).u64(42);
+  want.str("bob").str("best-effort").u64(1000).u32(0);
+  want.u64(0).u64(1u << 20).u64(0).u64(0);
+  want.u32(1);  // sessions
+  want.u64(7).str("alice").str("unix").u64(3).u64(42).u64(1);
+  EXPECT_EQ(EncodeBody(stats), want.b);
+  EXPECT_EQ(RoundTrip(stats), stats);
+  EXPECT_EQ(RoundTrip(StatsReply{}), StatsReply{});
+}
+
+TEST(Messages, StatsReplyKeepsItsLimits) {
+  StatsReply stats;
+  stats.tenants.resize(kMaxStatsTenants);
+  EXPECT_EQ(Decoded<StatsReply>(EncodeBody(stats)), stats);
+  stats.tenants.emplace_back();  // one tenant over
+  EXPECT_TRUE(Refused<StatsReply>(EncodeBody(stats)));
+  EXPECT_TRUE(
+      Refused<StatsReply>(Expect{}.u64(0).u64(0).u64(0).u32(0).u32(kMaxStatsSessions + 1).b));
+  // Counts the frame cannot hold.
+  EXPECT_TRUE(Refused<StatsReply>(Expect{}.u64(0).u64(0).u64(0).u32(2).b));
+  EXPECT_TRUE(Refused<StatsReply>(Expect{}.u64(0).u64(0).u64(0).u32(0).u32(1).u64(1).b));
 }
 
 }  // namespace

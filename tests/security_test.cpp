@@ -56,6 +56,9 @@ class RawClient {
     std::string msg = r.str();
     if (rep.h.op != static_cast<uint16_t>(Op::Hello) || code != 0)
       return Status::Error(code ? code : -1, msg.empty() ? "no Hello reply" : msg);
+    proto::HelloReply reply;  // asked for no features: nothing follows the quota
+    if (!proto::HelloReply::Decode(r, &reply) || !r.done())
+      return Status::Error(-1, "malformed Hello reply");
     return Status::Ok();
   }
   void Send(Op op, const std::vector<uint8_t>& body, uint64_t tag = 0) {
@@ -80,7 +83,7 @@ class RawClient {
   }
   // Everything before this point has been handled once this returns (requests are served
   // in order, and notifications go out before the reply).
-  bool Sync() { return !Call(Op::Stats, {}).body.empty(); }
+  bool Sync() { return !Call(Op::Stats, proto::EncodeBody(proto::StatsRequest{})).body.empty(); }
   // The codes of the AsyncError notifications received so far; clears them.
   std::vector<int32_t> TakeAsyncErrors() {
     std::vector<int32_t> codes;
@@ -96,11 +99,13 @@ class RawClient {
   }
   // The server's object count for this session (Stats).
   uint64_t Objects() {
-    Frame f = Call(Op::Stats, {});
+    Frame f = Call(Op::Stats, proto::EncodeBody(proto::StatsRequest{}));
     Reader r(f.body.data(), f.body.size());
     r.i32();
     r.str();
-    return r.u64();
+    proto::StatsReply stats;
+    EXPECT_TRUE(proto::StatsReply::Decode(r, &stats) && r.done()) << "malformed Stats reply";
+    return stats.objects;
   }
 
   // --- requests ---

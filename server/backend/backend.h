@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/messages.h"
 #include "proto/status.h"
 #include "proto/wire.h"
 
@@ -33,15 +34,15 @@ struct BkKernel;
 struct BkEvent;
 struct BkSampler;
 
-// Device description sent to clients: every device query the backend could answer,
-// already encoded for the wire (proto/info.h).
+// Device description sent to clients: every device query the backend could answer, as the
+// Hello reply carries it (proto::InfoValue, proto/messages.h).
 struct DeviceDesc {
   std::string name;
   std::string platform;
   uint64_t type = 0;
   uint64_t global_mem = 0;
   uint32_t compute_units = 0;
-  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> encoded_info;
+  std::vector<std::pair<uint32_t, proto::InfoValue>> queries;
 };
 
 // How the device's clSetKernelArg answers for one argument, learned once per build so the

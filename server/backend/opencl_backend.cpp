@@ -153,10 +153,7 @@ class OpenCLBackend final : public Backend {
         if (clGetDeviceInfo(d, param, n, raw.data(), nullptr) != CL_SUCCESS) return;
         auto kind = proto::InfoKindOf(proto::InfoFamily::Device, param);
         if (kind == proto::InfoKind::Local) return;
-        std::vector<uint8_t> enc;
-        proto::Writer w(&enc);
-        proto::EncodeInfo(kind, raw.data(), raw.size(), w);
-        desc.encoded_info.emplace_back(param, std::move(enc));
+        desc.queries.emplace_back(param, proto::InfoValue::FromHost(kind, raw.data(), raw.size()));
         if (param == CL_DEVICE_NAME) desc.name.assign(raw.begin(), std::find(raw.begin(), raw.end(), 0));
         if (param == CL_DEVICE_TYPE) std::memcpy(&desc.type, raw.data(), 8);
         if (param == CL_DEVICE_GLOBAL_MEM_SIZE) std::memcpy(&desc.global_mem, raw.data(), 8);
@@ -166,10 +163,9 @@ class OpenCLBackend final : public Backend {
       for (uint32_t p = 0x4000; p < 0x4010; ++p) probe(p);
       const uint32_t maps = MapsBeyondHostAccess(platform_, d);
       if (maps) spdlog::info("{}: allows maps its buffers' host-access flags forbid ({:#x})", desc.name, maps);
-      std::vector<uint8_t> enc;
-      proto::Writer w(&enc);
-      proto::EncodeInfo(proto::InfoKind::U32, &maps, sizeof(maps), w);
-      desc.encoded_info.emplace_back(proto::kDeviceMapsBeyondHostAccess, std::move(enc));
+      desc.queries.emplace_back(proto::kDeviceMapsBeyondHostAccess,
+                                proto::InfoValue::FromHost(proto::InfoKind::U32, &maps,
+                                                           sizeof(maps)));
       descs_.push_back(std::move(desc));
     }
   }
