@@ -520,9 +520,10 @@ TEST_F(Conformance, DeviceReportsItsOwnVersionAndQueries) {
     auto got = v30::DeviceValue(device_, p, &rc);
     auto want = v30::DeviceValue(native.device, p, &native_rc);
     EXPECT_EQ(rc, native_rc) << std::hex << "query 0x" << p;
-    if (rc == CL_SUCCESS && native_rc == CL_SUCCESS)
+    if (rc == CL_SUCCESS && native_rc == CL_SUCCESS) {
       EXPECT_EQ(got, want) << std::hex << "query 0x" << p << ": " << v30::Str(got) << " vs "
                            << v30::Str(want);
+    }
   }
   cl_int rc;
   const std::string version = v30::Str(v30::DeviceValue(device_, CL_DEVICE_VERSION, &rc));

@@ -4,9 +4,10 @@
 #
 #   tests/gpu/run_on_device.sh CARRY OUTDIR
 #
-# CARRY holds server/rgpud, client/librgpu-icd.so, tests/api_test, examples/matmul,
-# bench/rgpu-bench-overhead, bin/ (clinfo, clblast_test_*) and lib/ (shared libraries the
-# GPU image lacks: spdlog, fmt, the ocl-icd loader, clblast, blas, prometheus-cpp, ...).
+# CARRY (made here by tests/gpu/make_integration_carry.sh) holds server/rgpud,
+# client/librgpu-icd.so, tests/api_test, examples/matmul, bench/rgpu-bench-overhead, bin/
+# (clinfo, clblast_test_*) and lib/ (shared libraries the GPU image lacks: spdlog, fmt, the
+# ocl-icd loader, clblast, blas, prometheus-cpp, ...).
 set -u
 C=$(cd "$1" && pwd)
 OUT=$2
