@@ -123,6 +123,8 @@ struct Unsupported<R(CL_API_CALL*)(A...)> {
   }
 };
 
+// The ICD loader's table: one line per OpenCL entry point, kept in one function (over 80
+// lines) so that the table reads whole.
 cl_icd_dispatch MakeDispatch() {
   cl_icd_dispatch d{};
   d.clGetPlatformIDs = &Unsupported<cl_api_clGetPlatformIDs>::Fn;

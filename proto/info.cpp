@@ -10,6 +10,7 @@
 namespace rgpu::proto {
 namespace {
 
+// One case per device query, kept in one switch (over 80 lines) so that the table reads whole.
 InfoKind DeviceKind(uint32_t p) {
   switch (p) {
     case CL_DEVICE_PLATFORM:

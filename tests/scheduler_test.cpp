@@ -474,16 +474,24 @@ TEST_F(SchedulerTest, EndingSessionStopsItsRunAndFailsItsHeldLaunches) {
   }));
   // CancelSession returns once nothing of the session is on the device: the test's thread
   // moves the simulated clock meanwhile.
+  auto stop_written = [&] {
+    for (auto& w : dev_.Writes())
+      if (w.queue == b.ctl && w.bytes.size() >= 4 && w.bytes[0] == 1) return true;
+    return false;
+  };
   std::atomic<bool> cancelled{false};
   std::thread cancel([&] {
     sched_->CancelSession(b.session);
     cancelled = true;
   });
+  // The clock stands still (the run stays on the device) until the stop is written, however
+  // slowly the cancelling thread gets there on a loaded machine; then it moves so that the
+  // run can end.
+  for (int i = 0; i < 5000 && !stop_written() && !cancelled; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   while (!cancelled) dev_.RunUntilIdle(UINT64_MAX, 1);
   cancel.join();
-  bool stop = false;
-  for (auto& w : dev_.Writes()) stop |= w.queue == b.ctl && w.bytes.size() >= 4 && w.bytes[0] == 1;
-  EXPECT_TRUE(stop) << "the session's run on the device was not stopped";
+  EXPECT_TRUE(stop_written()) << "the session's run on the device was not stopped";
   for (BkEvent* e : held) EXPECT_LT(dev_.EventStatus(e), 0) << "a dropped launch's event must fail";
   uint64_t ran = 0;
   for (auto& l : LaunchesOf(b)) ran += l.claimed;

@@ -264,41 +264,57 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
   return Direct(req, true);
 }
 
-Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
-  // The request is spent here: its argument snapshot takes the hidden argument in place.
-  if (req.slice_info && whole_hidden) AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
+Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const CostKey& ck) {
   // An event costs NVIDIA's driver most of what a launch costs (rgpu-probe-driver, H200: 10.1 us per
   // launch without, 16.5 us with). Short kernels nobody asked an event for get one only
   // every kSampleEvery launches; the others are charged the kernel's measured cost.
+  EventChoice c;
+  std::lock_guard lk(mu_);
+  c.seq = ledger_.Submit();
+  TenantState& st = StateFor(req);
+  c.latency_critical = st.priority == Priority::LatencyCritical;
+  CostBySize& sizes = launch_cost_[ck.kernel];
+  if (sizes.size() >= kMaxCostSizes && !sizes.count(ck.items)) sizes.clear();
+  LaunchCost& cost = sizes[ck.items];
+  // A latency-critical launch with no other tenant about: nothing waits for its end.
+  const bool lc_alone = c.latency_critical && options_.lc_sampled_events && !lc_trace_ &&
+                        !OthersActive(st, Now());
+  if (!req.want_event && (!c.latency_critical || lc_alone) && req.queue_in_order) {
+    if (cost.measured && (lc_alone || cost.ns < kSampledBelowNs) && ++cost.since_sample < kSampleEvery) {
+      c.need_event = false;
+      c.estimate_ns = cost.ns;
+    } else {
+      cost.since_sample = 0;
+    }
+  }
+  return c;
+}
+
+void Scheduler::WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64_t seq, CostKey ck) {
+  // The dispatcher holds best-effort slices back while this runs: tell it the moment it ends.
+  backend_->OnComplete(ev, [this, key, seq, ck, ev](int32_t) {
+    auto t = backend_->Profiling(ev);
+    std::lock_guard lk(mu_);
+    if (t.ok() && t->end > t->start) UpdateLaunchCost(ck, static_cast<double>(t->end - t->start));
+    Completed(seq, key, t.ok() ? &*t : nullptr);
+    auto it = tenants_.find(key);
+    if (it != tenants_.end()) it->second.in_flight--;
+    cv_.notify_all();
+  });
+}
+
+Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
+  // The request is spent here: its argument snapshot takes the hidden argument in place.
+  if (req.slice_info && whole_hidden) AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
   size_t items = 1;
   for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
   const CostKey ck{req.kernel, items};
-  bool latency_critical, need_event = true;
-  double estimate_ns = 0;
-  uint64_t seq;
-  {
-    std::lock_guard lk(mu_);
-    seq = ledger_.Submit();
-    TenantState& st = StateFor(req);
-    latency_critical = st.priority == Priority::LatencyCritical;
-    CostBySize& sizes = launch_cost_[ck.kernel];
-    if (sizes.size() >= kMaxCostSizes && !sizes.count(ck.items)) sizes.clear();
-    LaunchCost& cost = sizes[ck.items];
-    // A latency-critical launch with no other tenant about: nothing waits for its end.
-    const bool lc_alone = latency_critical && options_.lc_sampled_events && !lc_trace_ &&
-                          !OthersActive(st, Now());
-    if (!req.want_event && (!latency_critical || lc_alone) && req.queue_in_order) {
-      if (cost.measured && (lc_alone || cost.ns < kSampledBelowNs) && ++cost.since_sample < kSampleEvery) {
-        need_event = false;
-        estimate_ns = cost.ns;
-      } else {
-        cost.since_sample = 0;
-      }
-    }
-  }
+  const EventChoice choice = ChooseEvent(req, ck);
+  const bool latency_critical = choice.latency_critical;
+  const uint64_t seq = choice.seq;
   const bool traced = req.trace_entered != Clock::time_point{};
   const auto launching = traced ? Clock::now() : Clock::time_point{};
-  auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, need_event);
+  auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
   if (traced) {
     using us = std::chrono::duration<float, std::micro>;
     std::lock_guard lk(mu_);
@@ -311,7 +327,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     // No interval to report: done for the ledger at once, so it never holds up the others.
     std::lock_guard lk(mu_);
     Completed(seq, key, nullptr);
-    if (ev.ok()) Charge(key, static_cast<uint64_t>(estimate_ns));
+    if (ev.ok()) Charge(key, static_cast<uint64_t>(choice.estimate_ns));
   }
   if (!ev.ok()) return ev.status();
   if (!*ev) return LaunchResult{nullptr, nullptr};
@@ -330,8 +346,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
         st.usage.behind_slices++;
         spdlog::trace("fair: latency-critical launch behind {} slices", running);
       }
-    }
-    if (!latency_critical) {
+    } else {
       backend_->Retain(proto::ObjType::Event, *ev);  // held until harvested
       direct_.push_back({*ev, key, ck, seq});
       // The dispatcher harvests every 20 ms; a burst of launches harvests every 256, which
@@ -339,20 +354,8 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
       harvest_due = direct_.size() % 256 == 0;
     }
   }
-  if (latency_critical) {
-    // The dispatcher holds best-effort slices back while this runs: tell it the moment it ends.
-    backend_->OnComplete(*ev, [this, key, seq, ck, e = *ev](int32_t) {
-      auto t = backend_->Profiling(e);
-      std::lock_guard lk(mu_);
-      if (t.ok() && t->end > t->start) UpdateLaunchCost(ck, static_cast<double>(t->end - t->start));
-      Completed(seq, key, t.ok() ? &*t : nullptr);
-      auto it = tenants_.find(key);
-      if (it != tenants_.end()) it->second.in_flight--;
-      cv_.notify_all();
-    });
-  } else if (harvest_due) {
-    Harvest();
-  }
+  if (latency_critical) WatchLatencyCritical(*ev, key, seq, ck);
+  else if (harvest_due) Harvest();
   return LaunchResult{*ev, nullptr};
 }
 

@@ -327,6 +327,15 @@ class Scheduler {
     bool measured = false;
     uint32_t since_sample = 0;
   };
+  // A direct launch's place in the ledger and whether it gets an event (Scheduler::Direct).
+  struct EventChoice {
+    uint64_t seq = 0;
+    bool latency_critical = false, need_event = true;
+    double estimate_ns = 0;  // charged when it gets none
+  };
+  EventChoice ChooseEvent(const LaunchRequest& req, const CostKey& ck);  // takes mu_
+  // Completion of a latency-critical launch: charged, and the dispatcher woken.
+  void WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64_t seq, CostKey ck);
   using CostBySize = std::unordered_map<size_t, LaunchCost>;  // by work-items
   std::unordered_map<BkKernel*, CostBySize> launch_cost_;    // GUARDED_BY(mu_)
   // A direct launch's measured time, into its kernel's entry if it still has one.
