@@ -29,14 +29,15 @@ Result<std::vector<uint8_t>> Call(proto::Stream& s, Op op, const std::vector<uin
     if (!st.ok()) return st;
     if (h.op == static_cast<uint16_t>(Op::Goodbye)) {
       Reader r(rb.data(), rb.size());
-      return Status::Error(-1, "server refused: " + r.str());
+      proto::GoodbyeNotice bye;
+      proto::GoodbyeNotice::Decode(r, &bye);  // cut short or too long: no reason given
+      return Status::Error(-1, "server refused: " + bye.reason);
     }
     if (!(h.flags & proto::kFlagReply) || h.tag != 1) continue;
     Reader r(rb.data(), rb.size());
-    int32_t code = r.i32();
-    std::string msg = r.str();
-    if (!r.ok()) return Status::Error(-1, "malformed reply");
-    if (code != 0) return Status::Error(code, msg);
+    proto::ReplyStatus head;
+    if (!proto::ReplyStatus::Decode(r, &head)) return Status::Error(-1, "malformed reply");
+    if (head.code != 0) return head.ToStatus();
     return std::vector<uint8_t>(rb.begin() + (rb.size() - r.remaining()), rb.end());
   }
 }

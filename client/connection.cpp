@@ -33,13 +33,12 @@ constexpr size_t kFlushThreshold = size_t{256} * 1024;
 Reply ParseReply(std::vector<uint8_t> body) {
   Reply rep;
   Reader r(body.data(), body.size());
-  int32_t code = r.i32();
-  std::string msg = r.str(1 << 20);
-  if (!r.ok()) {
+  proto::ReplyStatus head;
+  if (!proto::ReplyStatus::Decode(r, &head)) {
     rep.status = Status::Error(CL_OUT_OF_RESOURCES, "malformed reply from server");
     return rep;
   }
-  if (code != CL_SUCCESS) rep.status = Status::Error(code, msg);
+  rep.status = head.ToStatus();
   rep.at = body.size() - r.remaining();
   rep.body = std::move(body);
   return rep;
@@ -125,7 +124,9 @@ Status Connection::Handshake(const std::string& token, bool want_shared) {
   if (!s.ok()) return Status::Error(CL_DEVICE_NOT_AVAILABLE, "no Hello reply: " + s.message());
   if (h.op == static_cast<uint16_t>(Op::Goodbye) && (h.flags & proto::kFlagNotify)) {
     Reader r(rb.data(), rb.size());
-    return Status::Error(CL_DEVICE_NOT_AVAILABLE, "server refused: " + r.str());
+    proto::GoodbyeNotice bye;
+    proto::GoodbyeNotice::Decode(r, &bye);  // cut short or too long: no reason given
+    return Status::Error(CL_DEVICE_NOT_AVAILABLE, "server refused: " + bye.reason);
   }
   if (h.op != static_cast<uint16_t>(Op::Hello) || !(h.flags & proto::kFlagReply))
     return Status::Error(CL_DEVICE_NOT_AVAILABLE, "unexpected answer to Hello");
@@ -297,16 +298,15 @@ Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& bod
   size_t inline_len = len % proto::kDataChunk;
   if (inline_len == 0 && len > 0) inline_len = proto::kDataChunk;
   size_t staged = len - inline_len;
+  // Each chunk names the blob's total size, so the server sizes its buffer once.
+  const std::vector<uint8_t> put = proto::EncodeBody(proto::PutDataRequest{len});
   for (size_t off = 0; off < staged; off += proto::kDataChunk) {
     std::lock_guard wl(write_mu_);
     Status s = WriteOut();
     if (!s.ok()) return s;
-    // Each chunk names the blob's total size, so the server sizes its buffer once.
-    uint8_t total[8];
-    proto::PutLE(total, len, 8);
-    s = stream_->SendFrame(
-        FrameHeader{8 + proto::kDataChunk, static_cast<uint16_t>(Op::PutData), 0, 0}, total, 8,
-        p + off, proto::kDataChunk);
+    s = stream_->SendFrame(FrameHeader{static_cast<uint32_t>(put.size() + proto::kDataChunk),
+                                       static_cast<uint16_t>(Op::PutData), 0, 0},
+                           put.data(), put.size(), p + off, proto::kDataChunk);
     if (!s.ok()) {
       Fail(s.message());
       return s;
@@ -531,7 +531,8 @@ bool Connection::ReceiveFrame() {
   Status s = in.Read(hdr, proto::kHeaderSize);
   const FrameHeader h = proto::DecodeHeader(hdr);
   if (s.ok() && h.body_len > proto::kMaxBody + 64) s = Status::Protocol("oversized frame from server");
-  if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) && h.body_len >= 8)
+  if (s.ok() && h.op == static_cast<uint16_t>(Op::ReadData) && (h.flags & proto::kFlagNotify) &&
+      h.body_len >= proto::ReadDataNotice::kBytes)
     s = ReceiveReadData(h);
   else if (s.ok())
     s = ReceiveBody(h);
@@ -545,10 +546,13 @@ bool Connection::ReceiveFrame() {
 Status Connection::ReceiveReadData(const FrameHeader& h) {
   // Read data goes straight into the application's memory when the sink allows it.
   proto::BufferedReader& in = *in_;
-  uint8_t offb[8];
-  if (Status s = in.Read(offb, 8); !s.ok()) return s;
-  const uint64_t off = proto::GetLE(offb, 8);
-  const size_t len = h.body_len - 8;
+  uint8_t head[proto::ReadDataNotice::kBytes];
+  if (Status s = in.Read(head, sizeof head); !s.ok()) return s;
+  Reader hr(head, sizeof head);
+  proto::ReadDataNotice note;
+  proto::ReadDataNotice::Decode(hr, &note);  // cannot fail: all of its bytes are there
+  const uint64_t off = note.offset;
+  const size_t len = h.body_len - proto::ReadDataNotice::kBytes;
   std::shared_ptr<Pending> p = PendingFor(h.tag, false);
   const bool fits = p && p->sink && off <= p->sink->size && len <= p->sink->size - off;
   if (uint8_t* direct = fits ? p->sink->Direct(off, len) : nullptr) return in.Read(direct, len);
@@ -587,8 +591,10 @@ void Connection::DeliverReply(uint64_t tag) {
 Status Connection::HandleNotice(const FrameHeader& h) {
   Reader r(rx_body_.data(), rx_body_.size());
   switch (static_cast<Op>(h.op)) {
-    case Op::ReadData: {  // data the fast path above did not take (a body under 8 bytes)
-      const uint64_t off = r.u64();
+    case Op::ReadData: {  // data the fast path above did not take (a body cut short)
+      proto::ReadDataNotice note;
+      proto::ReadDataNotice::Decode(r, &note);  // fails, and the rest is then empty
+      const uint64_t off = note.offset;
       size_t len = 0;
       const uint8_t* data = r.rest(&len);
       std::shared_ptr<Pending> p = PendingFor(h.tag, false);
@@ -596,26 +602,27 @@ Status Connection::HandleNotice(const FrameHeader& h) {
       break;
     }
     case Op::EventDone: {
-      const uint64_t id = r.u64();
-      const int32_t st = r.i32();
-      if (r.ok() && on_event_done) on_event_done(id, st);
+      proto::EventDoneNotice note;
+      if (proto::EventDoneNotice::Decode(r, &note) && on_event_done)
+        on_event_done(note.event, note.status);
       break;
     }
     case Op::AsyncError: {
-      const uint16_t aop = r.u16();
-      const uint64_t id = r.u64();
-      const int32_t code = r.i32();
-      const std::string msg = r.str(1 << 16);
+      proto::AsyncErrorNotice note;
+      const bool ok = proto::AsyncErrorNotice::Decode(r, &note);
       if (getenv("RGPU_DEBUG"))
-        std::fprintf(stderr, "rgpu: %s (id %llu) failed on the server: %s\n", proto::OpName(aop),
-                     static_cast<unsigned long long>(id), msg.c_str());
-      if (r.ok() && on_async_error) on_async_error(aop, id, code, msg);
+        std::fprintf(stderr, "rgpu: %s (id %llu) failed on the server: %s\n",
+                     proto::OpName(note.op), static_cast<unsigned long long>(note.object),
+                     note.message.c_str());
+      if (ok && on_async_error) on_async_error(note.op, note.object, note.code, note.message);
       break;
     }
     case Op::Heartbeat:  // a sign of life only; WatchLoop saw its bytes arrive
       break;
     case Op::Goodbye: {
-      const std::string why = r.str(1 << 16);
+      proto::GoodbyeNotice bye;
+      proto::GoodbyeNotice::Decode(r, &bye);  // cut short or too long: no reason given
+      const std::string& why = bye.reason;
       std::fprintf(stderr, "rgpu: server %s ended the session: %s\n", address_.c_str(), why.c_str());
       return Status::Protocol("server ended the session: " + why);
     }

@@ -3,13 +3,14 @@
 // the frame body; Decode reads one from a body and fails on anything malformed.
 //
 // Typed: every request. Hello, AttachShared, the requests that create, query and release
-// objects (one <Op>Request each, named as the op), SetKernelArg, and every buffer, image and
-// kernel command (clEnqueue*) as its command header and its own fields; and every reply body:
-// the Hello and Stats replies, the kernel list of a build, info values, and those with a fixed
-// layout (CreateProgramWithBinary, GetEventProfiling, WaitEvents, CreateImage,
-// GetSupportedImageFormats). Still written by hand (docs/protocol.md has their layouts):
-// PutData, the status and message every reply starts with, and the notifications (ReadData,
-// EventDone, AsyncError, Goodbye).
+// objects (one <Op>Request each, named as the op), SetKernelArg, every buffer, image and
+// kernel command (clEnqueue*) as its command header and its own fields, and PutData's size
+// before its bytes; every reply body: the status and message every reply starts with
+// (ReplyStatus), the Hello and Stats replies, the kernel list of a build, info values, and
+// those with a fixed layout (CreateProgramWithBinary, GetEventProfiling, WaitEvents,
+// CreateImage, GetSupportedImageFormats); and every notification (ReadData's offset before
+// its bytes, EventDone, AsyncError, Goodbye). Bulk data after a message's fields (PutData,
+// ReadData, the blob of a write) is raw bytes, not typed; docs/protocol.md has every layout.
 #pragma once
 
 #include <array>
@@ -48,6 +49,10 @@ inline constexpr uint32_t kMaxListedKernels = 1 << 16;  // a kernel list: kernel
 inline constexpr uint32_t kMaxListedArgs = 1 << 16;     // a kernel list: one kernel's arguments
 inline constexpr uint32_t kMaxStatsTenants = 1 << 16;   // Stats: tenants
 inline constexpr uint32_t kMaxStatsSessions = 1 << 20;  // Stats: sessions
+inline constexpr uint32_t kMaxReplyMessageBytes = 1 << 20;  // every reply: why it failed
+// Limits of the notifications (a client takes a longer one as malformed).
+inline constexpr uint32_t kMaxNoticeMessageBytes = 1
+                                                   << 16;  // AsyncError's message, Goodbye's reason
 static_assert(kMaxInfoNumbers * 8 == kMaxInfoBytes);
 
 // The frame body of a message that nothing follows (no data tail).
@@ -58,6 +63,32 @@ std::vector<uint8_t> EncodeBody(const M& m) {
   m.EncodeTo(w);
   return body;
 }
+
+// What every reply body starts with: the OpenCL code the application should see and, on
+// failure, why. The reply's own fields follow it.
+//   i32 code (0: CL_SUCCESS) | str message (empty on success; at most kMaxReplyMessageBytes)
+struct ReplyStatus {
+  int32_t code = 0;
+  std::string message;
+
+  bool operator==(const ReplyStatus&) const = default;
+  // The status a request ended with, as its reply says it: a protocol error is code -1.
+  static ReplyStatus Of(const Status& s) {
+    if (s.ok()) return {};
+    return {s.code(), s.message()};
+  }
+  // Success, or the error the reply carries.
+  Status ToStatus() const { return code == 0 ? Status::Ok() : Status::Error(code, message); }
+  void EncodeTo(Writer& w) const {
+    w.i32(code);
+    w.str(message);
+  }
+  static bool Decode(Reader& r, ReplyStatus* out) {
+    out->code = r.i32();
+    out->message = r.str(kMaxReplyMessageBytes);
+    return r.ok();
+  }
+};
 
 // Hello: the first request of every connection.
 //   u32 magic | u16 version | u16 features | str token | str client_name
@@ -1381,6 +1412,95 @@ struct FillImageRequest {
     else std::memcpy(out->color.data(), c.data(), 16);
     out->origin = GetTriple(r);
     out->region = GetTriple(r);
+    return r.ok();
+  }
+};
+
+// PutData: the next chunk of a blob whose last part a later request carries (the client sends
+// kDataChunk bytes a frame). The chunk's bytes follow the fields.
+//   u64 total (the whole blob's size) | chunk
+struct PutDataRequest {
+  static constexpr size_t kBytes = 8;  // the fields before the chunk
+  uint64_t total = 0;
+
+  bool operator==(const PutDataRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(total); }
+  static bool Decode(Reader& r, PutDataRequest* out) {
+    out->total = r.u64();
+    return r.ok();
+  }
+};
+
+// The notifications (flags kFlagNotify): unsolicited, nothing answers them.
+
+// ReadData (tag: the read's): bytes of a read, at `offset` of what was asked, before the
+// reply; at most kDataChunk of them per frame from rgpud. The bytes follow.
+//   u64 offset | data
+struct ReadDataNotice {
+  static constexpr size_t kBytes = 8;  // the fields before the data
+  uint64_t offset = 0;
+
+  bool operator==(const ReadDataNotice&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(offset); }
+  static bool Decode(Reader& r, ReadDataNotice* out) {
+    out->offset = r.u64();
+    return r.ok();
+  }
+};
+
+// EventDone: an event named by WatchEvent completed (CL_COMPLETE) or failed (negative).
+//   u64 event | i32 status
+struct EventDoneNotice {
+  uint64_t event = 0;
+  int32_t status = 0;
+
+  bool operator==(const EventDoneNotice&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u64(event);
+    w.i32(status);
+  }
+  static bool Decode(Reader& r, EventDoneNotice* out) {
+    out->event = r.u64();
+    out->status = r.i32();
+    return r.ok();
+  }
+};
+
+// AsyncError: a request without a reply failed; `object` is the id it created or named (the
+// event of a command).
+//   u16 op | u64 object | i32 code | str message (at most kMaxNoticeMessageBytes)
+struct AsyncErrorNotice {
+  uint16_t op = 0;
+  uint64_t object = 0;
+  int32_t code = 0;
+  std::string message;
+
+  bool operator==(const AsyncErrorNotice&) const = default;
+  void EncodeTo(Writer& w) const {
+    w.u16(op);
+    w.u64(object);
+    w.i32(code);
+    w.str(message);
+  }
+  static bool Decode(Reader& r, AsyncErrorNotice* out) {
+    out->op = r.u16();
+    out->object = r.u64();
+    out->code = r.i32();
+    out->message = r.str(kMaxNoticeMessageBytes);
+    return r.ok();
+  }
+};
+
+// Goodbye from rgpud: it is ending the session, and says why. (A client's Goodbye, leaving,
+// has an empty body.)
+//   str reason (at most kMaxNoticeMessageBytes)
+struct GoodbyeNotice {
+  std::string reason;
+
+  bool operator==(const GoodbyeNotice&) const = default;
+  void EncodeTo(Writer& w) const { w.str(reason); }
+  static bool Decode(Reader& r, GoodbyeNotice* out) {
+    out->reason = r.str(kMaxNoticeMessageBytes);
     return r.ok();
   }
 };

@@ -154,8 +154,7 @@ void Outbox::Close() {
 std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fields) {
   std::vector<uint8_t> body;
   Writer w(&body);
-  w.i32(s.ok() ? CL_SUCCESS : s.code());
-  w.str(s.ok() ? std::string_view() : std::string_view(s.message()));
+  proto::ReplyStatus::Of(s).EncodeTo(w);
   w.raw(fields.data(), fields.size());
   return body;
 }
@@ -261,10 +260,7 @@ void Session::Serve() {
       reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
       if (hello_done_) server_->metrics().CountError(ErrorKind::Protocol);
       // Tell the client why before hanging up.
-      std::vector<uint8_t> nb;
-      Writer w(&nb);
-      w.str(reason);
-      Notify(Op::Goodbye, 0, std::move(nb));
+      Notify(Op::Goodbye, 0, proto::EncodeBody(proto::GoodbyeNotice{reason}));
       break;
     }
     if (static_cast<Op>(h.op) == Op::Goodbye) break;
@@ -446,13 +442,9 @@ void Session::Notify(Op op, uint64_t tag, std::vector<uint8_t> body) {
 void Session::AsyncFailure(Op op, uint64_t id, const Status& s) {
   spdlog::debug("session {}: {} failed: {}", id_, proto::OpName(static_cast<uint16_t>(op)),
                 s.ToString());
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.u16(static_cast<uint16_t>(op));
-  w.u64(id);
-  w.i32(s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES);
-  w.str(s.message());
-  Notify(Op::AsyncError, 0, std::move(body));
+  const proto::AsyncErrorNotice note{static_cast<uint16_t>(op), id,
+                                     s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES, s.message()};
+  Notify(Op::AsyncError, 0, proto::EncodeBody(note));
   server_->metrics().CountError(s.code() == CL_MEM_OBJECT_ALLOCATION_FAILURE ? ErrorKind::Quota
                                                                           : ErrorKind::Command);
 }
@@ -679,12 +671,16 @@ Result<Bytes> Session::TakeBlob(uint64_t total, Reader& r) {
 }
 
 Status Session::ReceivePutData(const FrameHeader& h) {
-  // Body: u64 total size of the blob being uploaded, then the chunk's bytes.
-  if (h.body_len < 8) return Status::Protocol("PutData without its size");
-  uint8_t head[8];
-  if (Status s = in_.Read(head, 8); !s.ok()) return s;
-  const uint64_t total = proto::GetLE(head, 8);
-  const size_t n = h.body_len - 8;
+  // Body: the PutData fields (the blob's total size), then the chunk's bytes.
+  if (h.body_len < proto::PutDataRequest::kBytes)
+    return Status::Protocol("PutData without its size");
+  uint8_t head[proto::PutDataRequest::kBytes];
+  if (Status s = in_.Read(head, sizeof head); !s.ok()) return s;
+  Reader hr(head, sizeof head);
+  proto::PutDataRequest req;
+  proto::PutDataRequest::Decode(hr, &req);  // cannot fail: all of its bytes are there
+  const uint64_t total = req.total;
+  const size_t n = h.body_len - proto::PutDataRequest::kBytes;
   const size_t have = staging_ ? staging_->size() : 0;
   if (total > server_->options().max_staging_bytes || have + n > total)
     return Status::Protocol("staged data exceeds its announced size or the per-session limit");
@@ -1273,12 +1269,8 @@ Status Session::WatchEvent(Reader& r) {
   if (!e.ok()) return AsyncFailure(Op::WatchEvent, id, e.status()), Status::Ok();
   auto out = outbox_;
   server_->backend().OnComplete((*e)->handle, [out, id](int32_t st) {
-    std::vector<uint8_t> body;
-    Writer w(&body);
-    w.u64(id);
-    w.i32(st);
     out->Push(FrameHeader{0, static_cast<uint16_t>(Op::EventDone), proto::kFlagNotify, 0},
-              std::move(body));
+              proto::EncodeBody(proto::EventDoneNotice{id, st}));
   });
   return Status::Ok();
 }
@@ -1311,10 +1303,7 @@ Status Session::Stats(const FrameHeader& h, Reader& r) {
 }
 
 void Session::SayGoodbye(const std::string& why) {
-  std::vector<uint8_t> body;
-  Writer w(&body);
-  w.str(why);
-  Notify(Op::Goodbye, 0, std::move(body));
+  Notify(Op::Goodbye, 0, proto::EncodeBody(proto::GoodbyeNotice{why}));
 }
 
 }  // namespace rgpu::server

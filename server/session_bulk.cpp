@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "proto/messages.h"
 #include "server/server.h"
 #include "server/session.h"
 
@@ -33,10 +34,12 @@ struct ReadPieces {
       failed.compare_exchange_strong(ok, st < 0 ? st : CL_OUT_OF_RESOURCES);
     } else if (data && failed.load() == CL_SUCCESS) {
       for (size_t o = 0; o < data->size(); o += proto::kDataChunk) {
-        std::vector<uint8_t> prefix;
-        Writer(&prefix).u64(at + o);
+        std::vector<uint8_t> note;  // not EncodeBody: GCC 12 warns (wrongly) when that inlines here
+        Writer w(&note);
+        proto::ReadDataNotice{at + o}.EncodeTo(w);
         out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                      std::move(prefix), data, o, std::min<size_t>(proto::kDataChunk, data->size() - o));
+                      std::move(note), data, o,
+                      std::min<size_t>(proto::kDataChunk, data->size() - o));
       }
     }
     if (left.fetch_sub(1) != 1) return;

@@ -7,7 +7,6 @@
 #include <CL/cl.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "proto/messages.h"
 #include "server/server.h"
@@ -287,19 +286,23 @@ void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
   if (st == CL_COMPLETE) {
     // The data and the reply in one write.
     const std::vector<uint8_t> reply = ReplyBody(Status::Ok(), {});
-    std::vector<uint8_t> frames(2 * proto::kHeaderSize + 8 + dst->size() + reply.size());
-    uint8_t* p = frames.data();
-    proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(8 + dst->size()),
+    std::vector<uint8_t> frames;
+    frames.reserve(2 * proto::kHeaderSize + proto::ReadDataNotice::kBytes + dst->size() +
+                   reply.size());
+    Writer w(&frames);
+    uint8_t hdr[proto::kHeaderSize];
+    proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(proto::ReadDataNotice::kBytes +
+                                                          dst->size()),
                                     static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                        p);
-    p += proto::kHeaderSize;
-    proto::PutLE(p, 0, 8);
-    p += 8;
-    if (!dst->empty()) std::memcpy(p, dst->data(), dst->size());
-    p += dst->size();
-    proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(reply.size()), rop, proto::kFlagReply, tag}, p);
-    p += proto::kHeaderSize;
-    std::memcpy(p, reply.data(), reply.size());
+                        hdr);
+    w.raw(hdr, sizeof hdr);
+    proto::ReadDataNotice{0}.EncodeTo(w);
+    w.raw(dst->data(), dst->size());
+    proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(reply.size()), rop, proto::kFlagReply,
+                                    tag},
+                        hdr);
+    w.raw(hdr, sizeof hdr);
+    w.raw(reply.data(), reply.size());
     outbox_->PushFramed(std::move(frames));
     if (trace_) RequestTrace::Keep(trace_->send_us, answered);
   } else {
@@ -314,11 +317,11 @@ void Session::AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst) {
     if (st == CL_COMPLETE) {
       for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
         const size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
-        std::vector<uint8_t> prefix;
-        Writer w(&prefix);
-        w.u64(off);
+        std::vector<uint8_t> note;  // not EncodeBody: GCC 12 warns (wrongly) when that inlines here
+        Writer w(&note);
+        proto::ReadDataNotice{off}.EncodeTo(w);
         out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                      std::move(prefix), dst, off, len);
+                      std::move(note), dst, off, len);
       }
       // The final reply travels behind the data in the bulk lane: the client takes it as
       // "all data landed".

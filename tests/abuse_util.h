@@ -134,7 +134,9 @@ inline HelloResult Hello(proto::Stream& s, const std::string& token, uint16_t fe
   r.ms = MillisSince(t0);
   if (r.replied) {
     proto::Reader rd(rb.data(), rb.size());
-    r.code = rd.i32();
+    proto::ReplyStatus head;
+    proto::ReplyStatus::Decode(rd, &head);
+    r.code = head.code;
   }
   return r;
 }

@@ -1047,5 +1047,111 @@ TEST(Messages, StatsReplyKeepsItsLimits) {
   EXPECT_TRUE(Refused<StatsReply>(Expect{}.u64(0).u64(0).u64(0).u32(0).u32(1).u64(1).b));
 }
 
+// --- the reply status, PutData's fields and the notifications ---
+
+TEST(Messages, ReplyStatusBytesAreExact) {
+  // CL_INVALID_VALUE (-30) and why; success is a zero code and an empty message.
+  const std::vector<uint8_t> failed = {0xe2, 0xff, 0xff, 0xff, 3, 0, 0, 0, 'b', 'a', 'd'};
+  EXPECT_EQ(EncodeBody(ReplyStatus{CL_INVALID_VALUE, "bad"}), failed);
+  EXPECT_EQ(EncodeBody(ReplyStatus{}), std::vector<uint8_t>(8, 0));
+  EXPECT_EQ(EncodeBody(ReplyStatus::Of(Status::Ok())), std::vector<uint8_t>(8, 0));
+  // A status that is ok says nothing of a message it may carry.
+  EXPECT_EQ(ReplyStatus::Of(Status::Error(CL_SUCCESS, "ignored")), ReplyStatus{});
+  EXPECT_EQ(ReplyStatus::Of(Status::Error(CL_INVALID_VALUE, "bad")),
+            (ReplyStatus{CL_INVALID_VALUE, "bad"}));
+  EXPECT_EQ(ReplyStatus::Of(Status::Protocol("malformed")), (ReplyStatus{-1, "malformed"}));
+}
+
+TEST(Messages, ReplyStatusRoundTripsAndLeavesTheReplysFields) {
+  for (const auto& m : {ReplyStatus{}, ReplyStatus{CL_OUT_OF_RESOURCES, "read failed"},
+                        ReplyStatus{INT32_MIN, std::string(300, 'x')}})
+    EXPECT_EQ(RoundTrip(m), m);
+  EXPECT_TRUE(ReplyStatus{}.ToStatus().ok());
+  const Status s = ReplyStatus{CL_INVALID_KERNEL, "no kernel"}.ToStatus();
+  EXPECT_EQ(s.code(), CL_INVALID_KERNEL);
+  EXPECT_EQ(s.message(), "no kernel");
+  EXPECT_FALSE(s.is_protocol());
+  // The reply's own fields follow the status: Decode reads the status only.
+  auto body = EncodeBody(ReplyStatus{});
+  const auto fields = EncodeBody(GetEventProfilingReply{1, 2, 3, 4});
+  body.insert(body.end(), fields.begin(), fields.end());
+  Reader r(body.data(), body.size());
+  ReplyStatus head;
+  ASSERT_TRUE(ReplyStatus::Decode(r, &head));
+  EXPECT_EQ(head, ReplyStatus{});
+  GetEventProfilingReply got;
+  ASSERT_TRUE(GetEventProfilingReply::Decode(r, &got));
+  EXPECT_EQ(got, (GetEventProfilingReply{1, 2, 3, 4}));
+  EXPECT_TRUE(r.done());
+}
+
+TEST(Messages, ReplyStatusKeepsItsLimit) {
+  const ReplyStatus longest{CL_BUILD_PROGRAM_FAILURE, std::string(kMaxReplyMessageBytes, 'e')};
+  EXPECT_EQ(Decoded<ReplyStatus>(EncodeBody(longest)), longest);
+  EXPECT_TRUE(Refused<ReplyStatus>(
+      EncodeBody(ReplyStatus{-1, std::string(kMaxReplyMessageBytes + 1, 'e')})));
+  EXPECT_TRUE(
+      Refused<ReplyStatus>(Expect{}.u32(0).u32(5).u8('a').u8('b').u8('c').u8('d').b));  // 5, has 4
+}
+
+TEST(Messages, PutDataAndReadDataBytesAreExactAndRoundTrip) {
+  const uint64_t big = 0x8877665544332211ull;  // every byte distinct, the top bit set
+  EXPECT_EQ(EncodeBody(PutDataRequest{big}), Expect{}.u64(big).b);
+  EXPECT_EQ(EncodeBody(ReadDataNotice{big}), Expect{}.u64(big).b);
+  EXPECT_EQ(EncodeBody(PutDataRequest{}).size(), PutDataRequest::kBytes);
+  EXPECT_EQ(EncodeBody(ReadDataNotice{}).size(), ReadDataNotice::kBytes);
+  for (const auto& m : {PutDataRequest{big}, PutDataRequest{}}) EXPECT_EQ(RoundTrip(m), m);
+  for (const auto& m : {ReadDataNotice{big}, ReadDataNotice{}}) EXPECT_EQ(RoundTrip(m), m);
+  // The data follows the fields, to the end of the frame.
+  auto body = Expect{}.u64(4096).u8(0xaa).u8(0xbb).b;
+  Reader r(body.data(), body.size());
+  ReadDataNotice note;
+  ASSERT_TRUE(ReadDataNotice::Decode(r, &note));
+  EXPECT_EQ(note.offset, 4096u);
+  size_t len = 0;
+  const uint8_t* data = r.rest(&len);
+  ASSERT_EQ(len, 2u);
+  EXPECT_EQ(data[0], 0xaa);
+  Reader rp(body.data(), body.size());
+  PutDataRequest put;
+  ASSERT_TRUE(PutDataRequest::Decode(rp, &put));
+  EXPECT_EQ(put.total, 4096u);
+  EXPECT_EQ(rp.remaining(), 2u);
+}
+
+TEST(Messages, NotificationsBytesAreExactAndRoundTrip) {
+  const EventDoneNotice done{0x1122334455667788ull, CL_COMPLETE};
+  EXPECT_EQ(EncodeBody(done), Expect{}.u64(0x1122334455667788ull).u32(0).b);
+  const EventDoneNotice failed{7, CL_OUT_OF_RESOURCES};  // -5
+  EXPECT_EQ(EncodeBody(failed),
+            (std::vector<uint8_t>{7, 0, 0, 0, 0, 0, 0, 0, 0xfb, 0xff, 0xff, 0xff}));
+  for (const auto& m : {done, failed, EventDoneNotice{}}) EXPECT_EQ(RoundTrip(m), m);
+
+  const AsyncErrorNotice error{static_cast<uint16_t>(Op::CreateBuffer), 42,
+                               CL_MEM_OBJECT_ALLOCATION_FAILURE, "over quota"};
+  EXPECT_EQ(EncodeBody(error), Expect{}
+                                   .u16(12)
+                                   .u64(42)
+                                   .u32(static_cast<uint32_t>(CL_MEM_OBJECT_ALLOCATION_FAILURE))
+                                   .str("over quota")
+                                   .b);
+  for (const auto& m : {error, AsyncErrorNotice{}}) EXPECT_EQ(RoundTrip(m), m);
+
+  const GoodbyeNotice bye{"the server is shutting down"};
+  EXPECT_EQ(EncodeBody(bye), Expect{}.str("the server is shutting down").b);
+  for (const auto& m : {bye, GoodbyeNotice{}}) EXPECT_EQ(RoundTrip(m), m);
+}
+
+TEST(Messages, NotificationsKeepTheirLimits) {
+  const AsyncErrorNotice longest{1, 2, -3, std::string(kMaxNoticeMessageBytes, 'm')};
+  EXPECT_EQ(Decoded<AsyncErrorNotice>(EncodeBody(longest)), longest);
+  EXPECT_TRUE(Refused<AsyncErrorNotice>(
+      EncodeBody(AsyncErrorNotice{1, 2, -3, std::string(kMaxNoticeMessageBytes + 1, 'm')})));
+  const GoodbyeNotice bye{std::string(kMaxNoticeMessageBytes, 'r')};
+  EXPECT_EQ(Decoded<GoodbyeNotice>(EncodeBody(bye)), bye);
+  EXPECT_TRUE(Refused<GoodbyeNotice>(
+      EncodeBody(GoodbyeNotice{std::string(kMaxNoticeMessageBytes + 1, 'r')})));
+}
+
 }  // namespace
 }  // namespace rgpu::proto

@@ -52,10 +52,11 @@ class RawClient {
     hello.client_name = "security_test";
     Frame rep = Call(Op::Hello, hello.Encode());
     Reader r(rep.body.data(), rep.body.size());
-    int32_t code = r.i32();
-    std::string msg = r.str();
-    if (rep.h.op != static_cast<uint16_t>(Op::Hello) || code != 0)
-      return Status::Error(code ? code : -1, msg.empty() ? "no Hello reply" : msg);
+    proto::ReplyStatus head;
+    proto::ReplyStatus::Decode(r, &head);
+    if (rep.h.op != static_cast<uint16_t>(Op::Hello) || head.code != 0)
+      return Status::Error(head.code ? head.code : -1,
+                           head.message.empty() ? "no Hello reply" : head.message);
     proto::HelloReply reply;  // asked for no features: nothing follows the quota
     if (!proto::HelloReply::Decode(r, &reply) || !r.done())
       return Status::Error(-1, "malformed Hello reply");
@@ -79,7 +80,9 @@ class RawClient {
   // The OpenCL code of a reply.
   static int32_t Code(const Frame& f) {
     Reader r(f.body.data(), f.body.size());
-    return f.body.empty() ? 1 : r.i32();
+    proto::ReplyStatus head;
+    proto::ReplyStatus::Decode(r, &head);
+    return f.body.empty() ? 1 : head.code;
   }
   // Everything before this point has been handled once this returns (requests are served
   // in order, and notifications go out before the reply).
@@ -90,9 +93,9 @@ class RawClient {
     for (auto& f : notes)
       if (f.h.op == static_cast<uint16_t>(Op::AsyncError)) {
         Reader r(f.body.data(), f.body.size());
-        r.u16();
-        r.u64();
-        codes.push_back(r.i32());
+        proto::AsyncErrorNotice note;
+        proto::AsyncErrorNotice::Decode(r, &note);
+        codes.push_back(note.code);
       }
     notes.clear();
     return codes;
@@ -101,8 +104,8 @@ class RawClient {
   uint64_t Objects() {
     Frame f = Call(Op::Stats, proto::EncodeBody(proto::StatsRequest{}));
     Reader r(f.body.data(), f.body.size());
-    r.i32();
-    r.str();
+    proto::ReplyStatus head;
+    proto::ReplyStatus::Decode(r, &head);
     proto::StatsReply stats;
     EXPECT_TRUE(proto::StatsReply::Decode(r, &stats) && r.done()) << "malformed Stats reply";
     return stats.objects;
@@ -146,7 +149,9 @@ class RawClient {
     for (auto& f : notes)
       if (f.h.op == static_cast<uint16_t>(Op::ReadData) && f.h.tag == rep.h.tag) {
         Reader r(f.body.data(), f.body.size());
-        uint64_t off = r.u64();
+        proto::ReadDataNotice note;
+        proto::ReadDataNotice::Decode(r, &note);
+        const uint64_t off = note.offset;
         size_t len = 0;
         const uint8_t* p = r.rest(&len);
         if (off + len <= size) std::copy(p, p + len, data.begin() + off);

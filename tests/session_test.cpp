@@ -79,7 +79,9 @@ class Connection {
     while (auto f = Next()) {
       if ((f->h.flags & proto::kFlagReply) && f->h.tag == tag) {
         proto::Reader r(f->body.data(), f->body.size());
-        return r.i32();
+        proto::ReplyStatus head;
+        proto::ReplyStatus::Decode(r, &head);
+        return head.code;
       }
     }
     return 1;  // no reply: the session ended (goodbye() says why)
@@ -130,13 +132,13 @@ class Connection {
     }
     proto::Reader r(f.body.data(), f.body.size());
     if (f.h.op == static_cast<uint16_t>(Op::AsyncError)) {
-      AsyncError e;
-      e.op = static_cast<Op>(r.u16());
-      e.id = r.u64();
-      e.code = r.i32();
-      errors_.push_back(e);
+      proto::AsyncErrorNotice note;
+      proto::AsyncErrorNotice::Decode(r, &note);
+      errors_.push_back({static_cast<Op>(note.op), note.object, note.code});
     } else if (f.h.op == static_cast<uint16_t>(Op::Goodbye)) {
-      goodbye_ = r.str();
+      proto::GoodbyeNotice bye;
+      proto::GoodbyeNotice::Decode(r, &bye);
+      goodbye_ = bye.reason;
     }
     return f;
   }

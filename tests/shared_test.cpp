@@ -268,13 +268,16 @@ class Raw {
       if (!stream_->RecvFrame(&h, &rb, 64 << 20).ok()) return INT32_MIN;
       proto::Reader r(rb.data(), rb.size());
       if (h.op == static_cast<uint16_t>(proto::Op::Goodbye)) {
-        if (message) *message = r.str();
+        proto::GoodbyeNotice bye;
+        proto::GoodbyeNotice::Decode(r, &bye);
+        if (message) *message = bye.reason;
         return INT32_MIN;
       }
       if (!(h.flags & proto::kFlagReply)) continue;  // notifications
-      const int32_t st = r.i32();
-      if (message) *message = r.str();
-      return st;
+      proto::ReplyStatus head;
+      proto::ReplyStatus::Decode(r, &head);
+      if (message) *message = head.message;
+      return head.code;
     }
   }
   // AttachShared of `size` bytes with `fd` (or none); the reply's status.
