@@ -353,7 +353,8 @@ void* EnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, cl_map_fl
   // CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set in map_flags, or with CL_MEM_HOST_READ_ONLY
   // or CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE or CL_MAP_WRITE_INVALIDATE_REGION is set in
   // map_flags; except where the device itself allows the map (rgpud asked it).
-  if (proto::MapRefused(m->flags, flags, q->device->Get<uint32_t>(proto::kDeviceMapsBeyondHostAccess, 0)))
+  if (proto::MapRefused(m->flags, flags,
+                        q->device->Get<uint32_t>(proto::kDeviceMapsBeyondHostAccess, 0)))
     return SetErr(err, CL_INVALID_OPERATION), nullptr;
   bool owned = m->host_ptr == nullptr;
   const size_t bytes = (size + 4095) / 4096 * 4096;

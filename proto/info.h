@@ -28,7 +28,8 @@ InfoKind InfoKindOf(InfoFamily family, uint32_t param);
 // each map (server/backend/opencl_backend.cpp); the ICD gives the device's answer.
 constexpr uint32_t kDeviceMapsBeyondHostAccess = 0x52475001;
 // Bit MapBit(h, m) for kHostAccess[h] and kMapKinds[m].
-constexpr uint64_t kHostAccess[3] = {CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY, CL_MEM_HOST_NO_ACCESS};
+constexpr uint64_t kHostAccess[3] = {CL_MEM_HOST_WRITE_ONLY, CL_MEM_HOST_READ_ONLY,
+                                     CL_MEM_HOST_NO_ACCESS};
 constexpr uint64_t kMapKinds[3] = {CL_MAP_READ, CL_MAP_WRITE, CL_MAP_WRITE_INVALIDATE_REGION};
 constexpr uint32_t MapBit(int h, int m) { return 1u << (3 * h + m); }
 // Whether the specification refuses map kind m on a buffer with host-access flag h: reads on

@@ -42,13 +42,13 @@ inline constexpr uint32_t kMaxDevices = 64;            // devices named in one r
                                                        // in the Hello reply
 inline constexpr uint32_t kMaxSamplerValues = 2 * kMaxSamplerProps;  // CreateSampler: names, values
 // Limits of the replies (a client refuses a reply over them).
-inline constexpr uint32_t kMaxServerNameBytes = 256;    // Hello: the server's name
-inline constexpr uint32_t kMaxDeviceQueries = 4096;     // Hello: queries answered per device
-inline constexpr uint32_t kMaxInfoNumbers = 1 << 17;    // an info value: kMaxInfoBytes of u64
-inline constexpr uint32_t kMaxListedKernels = 1 << 16;  // a kernel list: kernels
-inline constexpr uint32_t kMaxListedArgs = 1 << 16;     // a kernel list: one kernel's arguments
-inline constexpr uint32_t kMaxStatsTenants = 1 << 16;   // Stats: tenants
-inline constexpr uint32_t kMaxStatsSessions = 1 << 20;  // Stats: sessions
+inline constexpr uint32_t kMaxServerNameBytes = 256;        // Hello: the server's name
+inline constexpr uint32_t kMaxDeviceQueries = 4096;         // Hello: queries answered per device
+inline constexpr uint32_t kMaxInfoNumbers = 1 << 17;        // an info value: kMaxInfoBytes of u64
+inline constexpr uint32_t kMaxListedKernels = 1 << 16;      // a kernel list: kernels
+inline constexpr uint32_t kMaxListedArgs = 1 << 16;         // a kernel list: one kernel's arguments
+inline constexpr uint32_t kMaxStatsTenants = 1 << 16;       // Stats: tenants
+inline constexpr uint32_t kMaxStatsSessions = 1 << 20;      // Stats: sessions
 inline constexpr uint32_t kMaxReplyMessageBytes = 1 << 20;  // every reply: why it failed
 // Limits of the notifications (a client takes a longer one as malformed).
 inline constexpr uint32_t kMaxNoticeMessageBytes = 1

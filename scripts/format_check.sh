@@ -3,8 +3,8 @@
 # the changes clang-format would make and fails if there are any. Only changed lines are
 # looked at: the tree is not formatted wholesale, and untouched code keeps its layout.
 #   scripts/format_check.sh [BASE]
-# Needs clang-format-diff-14 (Debian's clang-format-14). Not run by CI: it needs the base
-# commit in the checkout, which CI's copy of the tree does not promise.
+# Needs clang-format-diff-14 (Debian's clang-format-14). scripts/test.sh (CI) runs it with
+# BASE HEAD~1: the newest commit's lines.
 set -eu
 cd "$(dirname "$0")/.."
 base=${1:-main}

@@ -164,7 +164,8 @@ TEST(Codec, AFourByteAnswerToASizeQueryStaysFourBytes) {
 // none beyond it (PoCL), and the device's own where it allows some (NVIDIA 580:
 // CL_MAP_WRITE_INVALIDATE_REGION on HOST_READ_ONLY and HOST_NO_ACCESS buffers).
 TEST(Info, MapsRefusedFollowTheSpecUnlessTheDeviceAllowsThem) {
-  const uint64_t ro = CL_MEM_HOST_READ_ONLY, wo = CL_MEM_HOST_WRITE_ONLY, na = CL_MEM_HOST_NO_ACCESS;
+  const uint64_t ro = CL_MEM_HOST_READ_ONLY, wo = CL_MEM_HOST_WRITE_ONLY,
+                 na = CL_MEM_HOST_NO_ACCESS;
   const uint64_t rd = CL_MAP_READ, wr = CL_MAP_WRITE, inv = CL_MAP_WRITE_INVALIDATE_REGION;
   for (uint64_t f : {ro, wo, na, uint64_t{0}})
     for (uint64_t m : {rd, wr, rd | wr, inv}) {

@@ -180,7 +180,9 @@ cl_mem MakeSubBuffer(cl_context c, size_t origin, cl_mem_flags parent_flags, cl_
   cl_mem parent = MakeBuffer(c, origin + 128, CL_MEM_READ_WRITE | parent_flags, made);
   cl_buffer_region region{origin, 64};
   cl_int err;
-  cl_mem sub = parent ? clCreateSubBuffer(parent, sub_flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err) : nullptr;
+  cl_mem sub =
+      parent ? clCreateSubBuffer(parent, sub_flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err)
+             : nullptr;
   if (sub) made->push_back(sub);
   return sub;
 }
@@ -196,9 +198,10 @@ TEST_F(Conformance, HostAccessFlagsOnBuffers) {
                {0, kHostAll, "no host flag"}};
   for (const auto& c : cases) {
     cl_mem m = Buffer(64, CL_MEM_READ_WRITE | c.flags);
-    const auto want = Expected(dev_.platform, c.want, [&](cl_context ctx, std::vector<cl_mem>* made) {
-      return MakeBuffer(ctx, 64, CL_MEM_READ_WRITE | c.flags, made);
-    });
+    const auto want =
+        Expected(dev_.platform, c.want, [&](cl_context ctx, std::vector<cl_mem>* made) {
+          return MakeBuffer(ctx, 64, CL_MEM_READ_WRITE | c.flags, made);
+        });
     ExpectOutcome(TryHostCommands(q_, m), want, c.name);
     clReleaseMemObject(m);
   }
@@ -220,9 +223,10 @@ TEST_F(Conformance, HostAccessFlagsOnSubBuffers) {
     cl_mem_flags got = 0;
     clGetMemObjectInfo(sub, CL_MEM_FLAGS, sizeof(got), &got, nullptr);
     EXPECT_EQ(got & flags, flags) << "sub-buffers inherit host access";
-    const auto device_want = Expected(dev_.platform, want, [&](cl_context ctx, std::vector<cl_mem>* made) {
-      return MakeSubBuffer(ctx, origin, flags, 0, made);
-    });
+    const auto device_want =
+        Expected(dev_.platform, want, [&](cl_context ctx, std::vector<cl_mem>* made) {
+          return MakeSubBuffer(ctx, origin, flags, 0, made);
+        });
     ExpectOutcome(TryHostCommands(q_, sub), device_want, "inherited");
     clReleaseMemObject(sub);
     clReleaseMemObject(parent);
@@ -232,9 +236,10 @@ TEST_F(Conformance, HostAccessFlagsOnSubBuffers) {
   cl_mem sub = clCreateSubBuffer(parent, CL_MEM_HOST_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION,
                                  &region, &err);
   ASSERT_EQ(err, CL_SUCCESS);
-  const auto want = Expected(dev_.platform, kHostReadOnly, [&](cl_context ctx, std::vector<cl_mem>* made) {
-    return MakeSubBuffer(ctx, origin, 0, CL_MEM_HOST_READ_ONLY, made);
-  });
+  const auto want =
+      Expected(dev_.platform, kHostReadOnly, [&](cl_context ctx, std::vector<cl_mem>* made) {
+        return MakeSubBuffer(ctx, origin, 0, CL_MEM_HOST_READ_ONLY, made);
+      });
   ExpectOutcome(TryHostCommands(q_, sub), want, "own HOST_READ_ONLY");
   clReleaseMemObject(sub);
   clReleaseMemObject(parent);

@@ -131,7 +131,8 @@ namespace {
 
 Status LoadText(const std::string& text, server::ServerOptions* opt) {
   // One file per process: ctest runs this binary's tests as parallel processes.
-  const std::string path = testing::TempDir() + "/pool_config_test." + std::to_string(getpid()) + ".toml";
+  const std::string path =
+      testing::TempDir() + "/pool_config_test." + std::to_string(getpid()) + ".toml";
   FILE* f = std::fopen(path.c_str(), "w");
   std::fputs(text.c_str(), f);
   std::fclose(f);

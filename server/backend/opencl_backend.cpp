@@ -162,7 +162,9 @@ class OpenCLBackend final : public Backend {
       for (uint32_t p = 0x1000; p < 0x1080; ++p) probe(p);
       for (uint32_t p = 0x4000; p < 0x4010; ++p) probe(p);
       const uint32_t maps = MapsBeyondHostAccess(platform_, d);
-      if (maps) spdlog::info("{}: allows maps its buffers' host-access flags forbid ({:#x})", desc.name, maps);
+      if (maps)
+        spdlog::info("{}: allows maps its buffers' host-access flags forbid ({:#x})", desc.name,
+                     maps);
       desc.queries.emplace_back(proto::kDeviceMapsBeyondHostAccess,
                                 proto::InfoValue::FromHost(proto::InfoKind::U32, &maps,
                                                            sizeof(maps)));
@@ -175,7 +177,8 @@ class OpenCLBackend final : public Backend {
   // Which maps the device allows although a buffer's host-access flag forbids them
   // (proto::kDeviceMapsBeyondHostAccess): each is tried once, on a context of its own.
   static uint32_t MapsBeyondHostAccess(cl_platform_id platform, cl_device_id d) {
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     reinterpret_cast<cl_context_properties>(platform), 0};
     cl_int err;
     cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
     if (err != CL_SUCCESS) return 0;
@@ -187,7 +190,8 @@ class OpenCLBackend final : public Backend {
       for (int k = 0; k < 3; ++k) {
         if (!proto::SpecRefusesMap(h, k)) continue;
         cl_int rc;
-        void* p = clEnqueueMapBuffer(q, m, CL_TRUE, proto::kMapKinds[k], 0, 64, 0, nullptr, nullptr, &rc);
+        void* p =
+            clEnqueueMapBuffer(q, m, CL_TRUE, proto::kMapKinds[k], 0, 64, 0, nullptr, nullptr, &rc);
         if (rc != CL_SUCCESS || !p) continue;
         allowed |= proto::MapBit(h, k);
         clEnqueueUnmapMemObject(q, m, p, 0, nullptr, nullptr);
@@ -410,10 +414,12 @@ class OpenCLBackend final : public Backend {
     for (cl_uint i = 0; i < kd.num_args && i < kd.args.size(); ++i) {
       cl_kernel_arg_address_qualifier q = 0;
       if (kd.args[i].kind == ArgShape::Kind::Local ||
-          clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr) != CL_SUCCESS ||
+          clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr) !=
+              CL_SUCCESS ||
           q != CL_KERNEL_ARG_ADDRESS_LOCAL)
         continue;
-      kd.args[i] = ArgShape{ArgShape::Kind::Local, clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0u : 1u, 0};
+      kd.args[i] = ArgShape{ArgShape::Kind::Local,
+                            clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0u : 1u, 0};
     }
   }
 

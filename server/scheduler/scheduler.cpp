@@ -277,10 +277,11 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
   if (sizes.size() >= kMaxCostSizes && !sizes.count(ck.items)) sizes.clear();
   LaunchCost& cost = sizes[ck.items];
   // A latency-critical launch with no other tenant about: nothing waits for its end.
-  const bool lc_alone = c.latency_critical && options_.lc_sampled_events && !lc_trace_ &&
-                        !OthersActive(st, Now());
+  const bool lc_alone =
+      c.latency_critical && options_.lc_sampled_events && !lc_trace_ && !OthersActive(st, Now());
   if (!req.want_event && (!c.latency_critical || lc_alone) && req.queue_in_order) {
-    if (cost.measured && (lc_alone || cost.ns < kSampledBelowNs) && ++cost.since_sample < kSampleEvery) {
+    if (cost.measured && (lc_alone || cost.ns < kSampledBelowNs) &&
+        ++cost.since_sample < kSampleEvery) {
       c.need_event = false;
       c.estimate_ns = cost.ns;
     } else {
@@ -290,7 +291,8 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
   return c;
 }
 
-void Scheduler::WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64_t seq, CostKey ck) {
+void Scheduler::WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64_t seq,
+                                     CostKey ck) {
   // The dispatcher holds best-effort slices back while this runs: tell it the moment it ends.
   backend_->OnComplete(ev, [this, key, seq, ck, ev](int32_t) {
     auto t = backend_->Profiling(ev);
@@ -305,7 +307,8 @@ void Scheduler::WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64
 
 Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   // The request is spent here: its argument snapshot takes the hidden argument in place.
-  if (req.slice_info && whole_hidden) AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
+  if (req.slice_info && whole_hidden)
+    AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
   size_t items = 1;
   for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
   const CostKey ck{req.kernel, items};
@@ -314,7 +317,8 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   const uint64_t seq = choice.seq;
   const bool traced = req.trace_entered != Clock::time_point{};
   const auto launching = traced ? Clock::now() : Clock::time_point{};
-  auto ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
+  auto ev =
+      backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
   if (traced) {
     using us = std::chrono::duration<float, std::micro>;
     std::lock_guard lk(mu_);
@@ -354,8 +358,10 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
       harvest_due = direct_.size() % 256 == 0;
     }
   }
-  if (latency_critical) WatchLatencyCritical(*ev, key, seq, ck);
-  else if (harvest_due) Harvest();
+  if (latency_critical)
+    WatchLatencyCritical(*ev, key, seq, ck);
+  else if (harvest_due)
+    Harvest();
   return LaunchResult{*ev, nullptr};
 }
 

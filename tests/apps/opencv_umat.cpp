@@ -42,9 +42,11 @@ Inputs MakeInputs() {
   in.other.create(480, 640, CV_8UC3);
   in.m.create(256, 256, CV_32F);
   for (auto* img : {&in.bgr, &in.other})
-    for (size_t i = 0; i < img->total() * img->elemSize(); ++i) img->data[i] = static_cast<uint8_t>(NextRandom(s));
+    for (size_t i = 0; i < img->total() * img->elemSize(); ++i)
+      img->data[i] = static_cast<uint8_t>(NextRandom(s));
   auto* f = in.m.ptr<float>();
-  for (size_t i = 0; i < in.m.total(); ++i) f[i] = static_cast<float>(NextRandom(s) % 1000000) / 1e6f;
+  for (size_t i = 0; i < in.m.total(); ++i)
+    f[i] = static_cast<float>(NextRandom(s) % 1000000) / 1e6f;
   return in;
 }
 
@@ -52,18 +54,78 @@ using Op = std::function<cv::UMat(const cv::UMat&, const cv::UMat&, const cv::UM
 
 const std::vector<std::pair<std::string, Op>>& Ops() {
   static const std::vector<std::pair<std::string, Op>> ops = {
-      {"resize_linear", [](auto& u, auto&, auto&) { cv::UMat o; cv::resize(u, o, {320, 240}, 0, 0, cv::INTER_LINEAR); return o; }},
-      {"resize_area", [](auto& u, auto&, auto&) { cv::UMat o; cv::resize(u, o, {160, 120}, 0, 0, cv::INTER_AREA); return o; }},
-      {"gaussian_blur", [](auto& u, auto&, auto&) { cv::UMat o; cv::GaussianBlur(u, o, {5, 5}, 1.5); return o; }},
-      {"cvtcolor_gray", [](auto& u, auto&, auto&) { cv::UMat o; cv::cvtColor(u, o, cv::COLOR_BGR2GRAY); return o; }},
-      {"cvtcolor_hsv", [](auto& u, auto&, auto&) { cv::UMat o; cv::cvtColor(u, o, cv::COLOR_BGR2HSV); return o; }},
-      {"add", [](auto& u, auto& v, auto&) { cv::UMat o; cv::add(u, v, o); return o; }},
-      {"multiply", [](auto& u, auto& v, auto&) { cv::UMat o; cv::multiply(u, v, o, 1.0 / 255); return o; }},
-      {"add_weighted", [](auto& u, auto& v, auto&) { cv::UMat o; cv::addWeighted(u, 0.3, v, 0.7, 2.0, o); return o; }},
-      {"absdiff", [](auto& u, auto& v, auto&) { cv::UMat o; cv::absdiff(u, v, o); return o; }},
-      {"transpose", [](auto&, auto&, auto& m) { cv::UMat o; cv::transpose(m, o); return o; }},
-      {"flip", [](auto&, auto&, auto& m) { cv::UMat o; cv::flip(m, o, -1); return o; }},
-      {"gemm", [](auto&, auto&, auto& m) { cv::UMat o; cv::gemm(m, m, 1.0, cv::noArray(), 0.0, o); return o; }},
+      {"resize_linear",
+       [](auto& u, auto&, auto&) {
+         cv::UMat o;
+         cv::resize(u, o, {320, 240}, 0, 0, cv::INTER_LINEAR);
+         return o;
+       }},
+      {"resize_area",
+       [](auto& u, auto&, auto&) {
+         cv::UMat o;
+         cv::resize(u, o, {160, 120}, 0, 0, cv::INTER_AREA);
+         return o;
+       }},
+      {"gaussian_blur",
+       [](auto& u, auto&, auto&) {
+         cv::UMat o;
+         cv::GaussianBlur(u, o, {5, 5}, 1.5);
+         return o;
+       }},
+      {"cvtcolor_gray",
+       [](auto& u, auto&, auto&) {
+         cv::UMat o;
+         cv::cvtColor(u, o, cv::COLOR_BGR2GRAY);
+         return o;
+       }},
+      {"cvtcolor_hsv",
+       [](auto& u, auto&, auto&) {
+         cv::UMat o;
+         cv::cvtColor(u, o, cv::COLOR_BGR2HSV);
+         return o;
+       }},
+      {"add",
+       [](auto& u, auto& v, auto&) {
+         cv::UMat o;
+         cv::add(u, v, o);
+         return o;
+       }},
+      {"multiply",
+       [](auto& u, auto& v, auto&) {
+         cv::UMat o;
+         cv::multiply(u, v, o, 1.0 / 255);
+         return o;
+       }},
+      {"add_weighted",
+       [](auto& u, auto& v, auto&) {
+         cv::UMat o;
+         cv::addWeighted(u, 0.3, v, 0.7, 2.0, o);
+         return o;
+       }},
+      {"absdiff",
+       [](auto& u, auto& v, auto&) {
+         cv::UMat o;
+         cv::absdiff(u, v, o);
+         return o;
+       }},
+      {"transpose",
+       [](auto&, auto&, auto& m) {
+         cv::UMat o;
+         cv::transpose(m, o);
+         return o;
+       }},
+      {"flip",
+       [](auto&, auto&, auto& m) {
+         cv::UMat o;
+         cv::flip(m, o, -1);
+         return o;
+       }},
+      {"gemm",
+       [](auto&, auto&, auto& m) {
+         cv::UMat o;
+         cv::gemm(m, m, 1.0, cv::noArray(), 0.0, o);
+         return o;
+       }},
   };
   return ops;
 }
@@ -73,16 +135,20 @@ bool Save(const cv::Mat& m, const std::string& path) {
   std::ofstream f(path, std::ios::binary);
   const int32_t head[3] = {m.rows, m.cols, m.type()};
   f.write(reinterpret_cast<const char*>(head), sizeof(head));
-  for (int r = 0; r < m.rows; ++r) f.write(reinterpret_cast<const char*>(m.ptr(r)), static_cast<std::streamsize>(m.cols * m.elemSize()));
+  for (int r = 0; r < m.rows; ++r)
+    f.write(reinterpret_cast<const char*>(m.ptr(r)),
+            static_cast<std::streamsize>(m.cols * m.elemSize()));
   return static_cast<bool>(f);
 }
 
 bool Load(const std::string& path, cv::Mat* m) {
   std::ifstream f(path, std::ios::binary);
   int32_t head[3];
-  if (!f.read(reinterpret_cast<char*>(head), sizeof(head)) || head[0] <= 0 || head[1] <= 0) return false;
+  if (!f.read(reinterpret_cast<char*>(head), sizeof(head)) || head[0] <= 0 || head[1] <= 0)
+    return false;
   m->create(head[0], head[1], head[2]);
-  return static_cast<bool>(f.read(reinterpret_cast<char*>(m->data), static_cast<std::streamsize>(m->total() * m->elemSize())));
+  return static_cast<bool>(f.read(reinterpret_cast<char*>(m->data),
+                                  static_cast<std::streamsize>(m->total() * m->elemSize())));
 }
 
 int Run(const std::string& name, const std::string& out) {
@@ -94,7 +160,8 @@ int Run(const std::string& name, const std::string& out) {
   const cv::ocl::Device& d = cv::ocl::Device::getDefault();
   for (auto& [n, op] : Ops()) {
     if (n != name) continue;
-    std::cout << name << " on " << d.name() << " (" << d.vendorName() << ", " << d.version() << ")\n";
+    std::cout << name << " on " << d.name() << " (" << d.vendorName() << ", " << d.version()
+              << ")\n";
     const Inputs in = MakeInputs();
     const cv::UMat u = in.bgr.getUMat(cv::ACCESS_READ), v = in.other.getUMat(cv::ACCESS_READ),
                    m = in.m.getUMat(cv::ACCESS_READ);
@@ -113,7 +180,8 @@ int Compare(const std::string& a, const std::string& b) {
     return 1;
   }
   if (x.size() != y.size() || x.type() != y.type()) {
-    std::cerr << x.rows << "x" << x.cols << " type " << x.type() << " vs " << y.rows << "x" << y.cols << " type " << y.type() << "\n";
+    std::cerr << x.rows << "x" << x.cols << " type " << x.type() << " vs " << y.rows << "x"
+              << y.cols << " type " << y.type() << "\n";
     return 1;
   }
   const size_t bytes = x.total() * x.elemSize();
