@@ -11,6 +11,7 @@
 #include <iostream>
 #include <thread>
 
+#include "proto/messages.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "server/tenant.h"
@@ -191,6 +192,12 @@ int main(int argc, char** argv) try {
     opt.sched.policy = p.value();
   } else {
     std::fprintf(stderr, "%s\n", p.status().message().c_str());
+    return 2;
+  }
+  // Every client refuses a Hello reply whose server name is longer than this.
+  if (opt.name.size() > rgpu::proto::kMaxServerNameBytes) {
+    std::fprintf(stderr, "rgpud: the server name is %zu bytes long; clients take at most %u\n",
+                 opt.name.size(), rgpu::proto::kMaxServerNameBytes);
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
