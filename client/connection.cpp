@@ -546,11 +546,8 @@ bool Connection::ReceiveFrame() {
 Status Connection::ReceiveReadData(const FrameHeader& h) {
   // Read data goes straight into the application's memory when the sink allows it.
   proto::BufferedReader& in = *in_;
-  uint8_t head[proto::ReadDataNotice::kBytes];
-  if (Status s = in.Read(head, sizeof head); !s.ok()) return s;
-  Reader hr(head, sizeof head);
   proto::ReadDataNotice note;
-  proto::ReadDataNotice::Decode(hr, &note);  // cannot fail: all of its bytes are there
+  if (Status s = proto::ReadFields(in, &note); !s.ok()) return s;
   const uint64_t off = note.offset;
   const size_t len = h.body_len - proto::ReadDataNotice::kBytes;
   std::shared_ptr<Pending> p = PendingFor(h.tag, false);

@@ -97,6 +97,12 @@ void SetKeepAlive(int fd, std::chrono::milliseconds bound);
 // rather than two per frame (header, then body). Reads of at least half the buffer go
 // straight to their destination (bulk data is not copied twice). One reader per stream,
 // and nothing else may read the stream while it holds buffered bytes.
+class BufferedReader;
+// Reads the fields of a message that bulk data follows (M::kBytes of them: PutData, ReadData),
+// leaving the data in `in` to be read where it belongs.
+template <typename M>
+Status ReadFields(BufferedReader& in, M* out);
+
 class BufferedReader {
  public:
   explicit BufferedReader(Stream* s, size_t capacity = size_t{64} * 1024) : s_(s), buf_(capacity) {}
@@ -121,5 +127,13 @@ class BufferedReader {
 
 Result<std::unique_ptr<Stream>> Connect(const Address& a, std::chrono::milliseconds timeout);
 Result<int> Listen(const Address& a);
+
+template <typename M>
+Status ReadFields(BufferedReader& in, M* out) {
+  uint8_t head[M::kBytes];
+  if (Status s = in.Read(head, sizeof head); !s.ok()) return s;
+  Reader r(head, sizeof head);
+  return M::Decode(r, out) ? Status::Ok() : Status::Protocol("malformed frame fields");
+}
 
 }  // namespace rgpu::proto

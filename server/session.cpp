@@ -159,6 +159,13 @@ std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fiel
   return body;
 }
 
+std::vector<uint8_t> ReadDataFields(uint64_t offset) {
+  std::vector<uint8_t> body;  // not EncodeBody: GCC 12 warns (wrongly) where that inlines
+  Writer w(&body);
+  proto::ReadDataNotice{offset}.EncodeTo(w);
+  return body;
+}
+
 void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
                const std::vector<uint8_t>& fields) {
   if (tag == 0) return;
@@ -674,11 +681,8 @@ Status Session::ReceivePutData(const FrameHeader& h) {
   // Body: the PutData fields (the blob's total size), then the chunk's bytes.
   if (h.body_len < proto::PutDataRequest::kBytes)
     return Status::Protocol("PutData without its size");
-  uint8_t head[proto::PutDataRequest::kBytes];
-  if (Status s = in_.Read(head, sizeof head); !s.ok()) return s;
-  Reader hr(head, sizeof head);
   proto::PutDataRequest req;
-  proto::PutDataRequest::Decode(hr, &req);  // cannot fail: all of its bytes are there
+  if (Status s = proto::ReadFields(in_, &req); !s.ok()) return s;
   const uint64_t total = req.total;
   const size_t n = h.body_len - proto::PutDataRequest::kBytes;
   const size_t have = staging_ ? staging_->size() : 0;

@@ -34,6 +34,8 @@ class Server;
 
 // A reply's body: the status (OpenCL code and message), then the reply's own fields.
 std::vector<uint8_t> ReplyBody(const Status& s, const std::vector<uint8_t>& fields = {});
+// A ReadData notice's fields (the data, at `offset` of the read, follows them).
+std::vector<uint8_t> ReadDataFields(uint64_t offset);
 
 class Outbox;
 // Queues a reply to the request tagged `tag` (none for tag 0: the client waits for nothing).

@@ -34,11 +34,8 @@ struct ReadPieces {
       failed.compare_exchange_strong(ok, st < 0 ? st : CL_OUT_OF_RESOURCES);
     } else if (data && failed.load() == CL_SUCCESS) {
       for (size_t o = 0; o < data->size(); o += proto::kDataChunk) {
-        std::vector<uint8_t> note;  // not EncodeBody: GCC 12 warns (wrongly) when that inlines here
-        Writer w(&note);
-        proto::ReadDataNotice{at + o}.EncodeTo(w);
         out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                      std::move(note), data, o,
+                      ReadDataFields(at + o), data, o,
                       std::min<size_t>(proto::kDataChunk, data->size() - o));
       }
     }

@@ -317,11 +317,8 @@ void Session::AnswerReadWhenDone(const Command& c, BkEvent* ev, Bytes dst) {
     if (st == CL_COMPLETE) {
       for (size_t off = 0; off < dst->size(); off += proto::kDataChunk) {
         const size_t len = std::min<size_t>(proto::kDataChunk, dst->size() - off);
-        std::vector<uint8_t> note;  // not EncodeBody: GCC 12 warns (wrongly) when that inlines here
-        Writer w(&note);
-        proto::ReadDataNotice{off}.EncodeTo(w);
         out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                      std::move(note), dst, off, len);
+                      ReadDataFields(off), dst, off, len);
       }
       // The final reply travels behind the data in the bulk lane: the client takes it as
       // "all data landed".

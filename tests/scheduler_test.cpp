@@ -128,6 +128,23 @@ class SchedulerTest : public ::testing::Test {
     return out;
   }
 
+  // A best-effort tenant "b" launches `groups` work-groups of `group_ns` each while a
+  // latency-critical tenant is active (it launched just before), on a device of `units`
+  // compute units running `wave_groups` work-groups at once: b's runs, in order.
+  std::vector<LaunchRecord> RunsBesideLatencyCritical(SchedulerOptions o, uint64_t wave_groups,
+                                                      uint32_t units, uint64_t group_ns,
+                                                      uint64_t groups) {
+    Start(o, wave_groups * 64, units);
+    auto& b = AddTenant("b");
+    auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+    dev_.SetGroupCost("b", group_ns);
+    Launch(lc, 4);
+    dev_.RunUntilIdle();
+    Launch(b, groups);  // the LC tenant is active: held
+    dev_.RunUntilIdle();
+    return LaunchesOf(b);
+  }
+
   SchedUsage UsageOf(const TenantSetup& t) {
     for (auto& u : sched_->Usage())
       if (u.tenant == t.tenant.id) return u;
@@ -338,15 +355,7 @@ TEST_F(SchedulerTest, NarrowWidthCanBeFixed) {
   o.narrow_width = 4;
   constexpr uint32_t kUnits = 4;
   constexpr uint64_t kWaveGroups = 32;  // 8 per unit at most
-  Start(o, kWaveGroups * 64, kUnits);
-  auto& b = AddTenant("b");
-  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
-  dev_.SetGroupCost("b", 100'000);
-  Launch(lc, 4);
-  dev_.RunUntilIdle();
-  Launch(b, 400);
-  dev_.RunUntilIdle();
-  auto runs = LaunchesOf(b);
+  auto runs = RunsBesideLatencyCritical(o, kWaveGroups, kUnits, 100'000, 400);
   ExpectEveryGroupOnce(runs, 400);
   size_t fixed = 0;
   for (size_t i = 1; i + 1 < runs.size(); ++i) {
@@ -533,15 +542,8 @@ TEST_P(NarrowRunsTest, LongWorkGroupsBesideLatencyCriticalWorkRunAFewPerComputeU
   o.narrow_runs = narrow;
   constexpr uint32_t kUnits = 4;
   constexpr uint64_t kWaveGroups = 16;  // of 64 work-items: 4 per compute unit at most
-  Start(o, kWaveGroups * 64, kUnits);
-  auto& b = AddTenant("b");
-  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
-  dev_.SetGroupCost("b", 100'000);  // 100 us a work-group: a wave is 1.6 ms, over the 150 us
-  Launch(lc, 4);
-  dev_.RunUntilIdle();
-  Launch(b, 400);  // the LC tenant is active: held
-  dev_.RunUntilIdle();
-  auto runs = LaunchesOf(b);
+  // 100 us a work-group: a wave is 1.6 ms, over the 150 us LC slice.
+  auto runs = RunsBesideLatencyCritical(o, kWaveGroups, kUnits, 100'000, 400);
   ASSERT_GT(runs.size(), 6u);
   EXPECT_EQ(runs[0].groups, 2 * kWaveGroups) << "an unmeasured kernel's first run is two waves";
   ExpectEveryGroupOnce(runs, 400);
@@ -573,15 +575,7 @@ INSTANTIATE_TEST_SUITE_P(OnAndOff, NarrowRunsTest, ::testing::Bool());
 TEST_F(SchedulerTest, NarrowRunsTooShortToPayAreNotUsed) {
   constexpr uint32_t kUnits = 4;
   constexpr uint64_t kWaveGroups = 16;
-  Start(SchedulerOptions{}, kWaveGroups * 64, kUnits);
-  auto& b = AddTenant("b");
-  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
-  dev_.SetGroupCost("b", 10'000);
-  Launch(lc, 4);
-  dev_.RunUntilIdle();
-  Launch(b, 2000);
-  dev_.RunUntilIdle();
-  auto runs = LaunchesOf(b);
+  auto runs = RunsBesideLatencyCritical(SchedulerOptions{}, kWaveGroups, kUnits, 10'000, 2000);
   ExpectEveryGroupOnce(runs, 2000);
   std::vector<uint64_t> sizes;
   for (size_t i = 1; i + 1 < runs.size(); ++i) sizes.push_back(runs[i].groups);

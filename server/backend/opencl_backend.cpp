@@ -355,6 +355,13 @@ class OpenCLBackend final : public Backend {
   // it accepts up to about twice the smallest (more than two: it checks nothing), and whether a
   // NULL value passes (buffers and __local). A first answer other than CL_INVALID_ARG_SIZE
   // ends the search, so a scalar costs about twice its size in calls and others one or two.
+  // A __local argument: `size` is the smallest size the device takes (the spec refuses 0;
+  // NVIDIA takes it).
+  static ArgShape LocalShape(cl_kernel k, cl_uint i) {
+    return ArgShape{ArgShape::Kind::Local, clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0u : 1u,
+                    0};
+  }
+
   static ArgShape ProbeArg(cl_kernel k, cl_uint i) {
     constexpr size_t kMaxProbe = proto::kMaxArgBytes;  // the wire's limit for a value argument
     static const std::vector<uint8_t> zeros(2 * kMaxProbe + 1, 0);
@@ -365,13 +372,7 @@ class OpenCLBackend final : public Backend {
       cl_int rc = clSetKernelArg(k, i, size, zeros.data());
       if (rc == CL_SUCCESS) first = size;
       else if (rc != CL_INVALID_ARG_SIZE) {
-        if (null_ok) {
-          // __local: `size` is the smallest size the device takes (the spec refuses 0;
-          // NVIDIA takes it).
-          shape.kind = ArgShape::Kind::Local;
-          shape.size = clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0 : 1;
-        }
-        return shape;
+        return null_ok ? LocalShape(k, i) : shape;
       }
     }
     if (first == 0) return shape;
@@ -418,8 +419,7 @@ class OpenCLBackend final : public Backend {
               CL_SUCCESS ||
           q != CL_KERNEL_ARG_ADDRESS_LOCAL)
         continue;
-      kd.args[i] = ArgShape{ArgShape::Kind::Local,
-                            clSetKernelArg(k, i, 0, nullptr) == CL_SUCCESS ? 0u : 1u, 0};
+      kd.args[i] = LocalShape(k, i);
     }
   }
 
