@@ -266,7 +266,22 @@ void _cl_command_queue::WaitReadsInto(rgpu::client::HostRange r) {
   std::unique_lock lk(mu);
   cv.wait(lk, [&] {
     for (const auto& p : pending_reads)
-      if (p.Overlaps(r)) return false;
+      if (p.into.Overlaps(r)) return false;
+    return true;
+  });
+}
+
+void _cl_command_queue::AddPendingRead(cl_event e) {
+  std::lock_guard lk(mu);
+  e->read_seq = ++reads_started;
+  pending_reads.push_back({e->read_into, e->read_seq});
+}
+
+void _cl_command_queue::WaitReadsBefore(uint64_t seq) {
+  std::unique_lock lk(mu);
+  cv.wait(lk, [&] {
+    for (const auto& p : pending_reads)
+      if (p.seq < seq) return false;
     return true;
   });
 }

@@ -63,10 +63,7 @@ cl_event ReadEvent(Command& c, cl_command_type type, cl_event* event, HostRange 
 
 cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, cl_bool blocking,
                  cl_command_type type, cl_event* event) {
-  {
-    std::lock_guard lk(c.q->mu);
-    c.q->pending_reads.push_back(e->read_into);
-  }
+  c.q->AddPendingRead(e);
   Hold(e);
   Hold(c.q);
   Status s = c.q->conn().StartRead(op, c.body, sink, blocking);
@@ -78,11 +75,15 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   cl_int rc = CL_SUCCESS;
   if (blocking) {
     c.q->conn().SpinReceiving([&] { return e->landed_hint.load(std::memory_order_acquire); });
-    std::unique_lock lk(e->mu);
-    e->cv.wait(lk, [&] { return e->landed; });
-    // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the read is blocking and the status of
-    // any event in its wait list is negative
-    if (e->local_status < 0) rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    {
+      std::unique_lock lk(e->mu);
+      e->cv.wait(lk, [&] { return e->landed; });
+      // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the read is blocking and the status of
+      // any event in its wait list is negative
+      if (e->local_status < 0) rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+    if (!(c.q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+      c.q->WaitReadsBefore(e->read_seq);
   }
   if (event) *event = e;
   else Drop(e);

@@ -157,10 +157,7 @@ cl_int ReadSharedLater(cl_command_queue q, cl_mem m, size_t off, size_t size, vo
   sink->ev = e;
   sink->q = q;
   sink->left = chunks;
-  {
-    std::lock_guard lk(q->mu);
-    q->pending_reads.push_back(e->read_into);
-  }
+  q->AddPendingRead(e);
   Hold(e);
   Hold(q);
   for (size_t i = 0; i < chunks; ++i) {

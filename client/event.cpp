@@ -151,7 +151,9 @@ void ReadLanded(cl_event e, cl_command_queue q, cl_int status, HostRange into) {
   }
   if (q) {
     std::lock_guard lk(q->mu);
-    auto it = std::find(q->pending_reads.begin(), q->pending_reads.end(), into);
+    auto it = std::find_if(q->pending_reads.begin(), q->pending_reads.end(), [&](const auto& p) {
+      return e ? p.seq == e->read_seq : p.into == into;
+    });
     if (it != q->pending_reads.end()) q->pending_reads.erase(it);
     q->cv.notify_all();
   }

@@ -126,10 +126,16 @@ int main(int argc, char** argv) try {
                  "of the kernel's best measured rate; 1, 2 or 4 = always that many.")
       ->check(CLI::IsMember({0, 1, 2, 4}))
       ->capture_default_str();
-  app.add_option("--lc-sampled-events", opt.sched.lc_sampled_events,
-                 "A latency-critical tenant's launches, while no other tenant is active, get an "
-                 "event (to measure their cost) only every 16th time unless the application "
-                 "asked for one, as short best-effort launches do (1 on, 0 off).")
+  app.add_option("--sample-every", opt.sched.sample_every,
+                 "Short launches the application asked no event for get one, to measure their "
+                 "cost, only every this many times (an event costs NVIDIA's driver about 6 us).")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  app.add_option(
+         "--lc-sampled-events", opt.sched.lc_sampled_events,
+         "A latency-critical tenant's launches, while no other tenant is active, get an "
+         "event (to measure their cost) only every --sample-every-th time unless the application "
+         "asked for one, as short best-effort launches do (1 on, 0 off).")
       ->capture_default_str();
   app.add_option("--lc-guard-us", opt.sched.lc_guard_us,
                  "fair: best-effort work resumes this long after a latency-critical tenant's "

@@ -396,6 +396,9 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.queue = c.queue;
   req.queue_in_order = c.queue_record->in_order;
   req.kernel = ke.handle;
+  // Room for the two hidden arguments a rewritten kernel takes (Scheduler::Direct), so that
+  // appending them does not copy every argument again.
+  req.args.reserve(ke.args.size() + 2);
   req.args = ke.args;
   req.slice_info = ke.slice_info;
   req.range.dims = m.dims;

@@ -379,6 +379,76 @@ TEST_F(Api, ArgumentsChangedBetweenLaunchesAreSeen) {
   clReleaseProgram(p);
 }
 
+// Bursts of launches (which rgpud may hand to its launch lane, server/launch_lane.h) run in
+// the order enqueued, with each launch's own argument values, and the commands between them
+// (a read, a write, a copy, a release) keep their places.
+TEST_F(Api, BurstsOfLaunchesRunInOrder) {
+  const char* src =
+      "__kernel void chain(__global uint* a, uint k) { a[0] = a[0] * 31u + k; }\n"
+      "__kernel void twice(__global uint* a) { a[0] = a[0] * 2u + 1u; }\n";
+  cl_program p = Build(src);
+  cl_int err;
+  cl_kernel step = clCreateKernel(p, "chain", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_kernel twice = clCreateKernel(p, "twice", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_uint zero[2] = {0, 0};
+  cl_mem a = Buffer(8, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zero);
+  cl_mem b = Buffer(8, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zero);
+  size_t one = 1;
+  cl_uint want_a = 0, want_b = 0, mid = 0, want_mid = 0;
+  constexpr cl_uint kLaunches = 3000;
+  for (cl_uint i = 0; i < kLaunches; ++i) {
+    // Alternate buffers now and then, so the lane also sees memory arguments change.
+    const bool on_b = (i / 7) % 3 == 2;
+    cl_mem target = on_b ? b : a;
+    cl_uint& want = on_b ? want_b : want_a;
+    ASSERT_EQ(clSetKernelArg(step, 0, sizeof(cl_mem), &target), CL_SUCCESS);
+    ASSERT_EQ(clSetKernelArg(step, 1, sizeof(cl_uint), &i), CL_SUCCESS);
+    ASSERT_EQ(clEnqueueNDRangeKernel(q_, step, 1, nullptr, &one, nullptr, 0, nullptr, nullptr),
+              CL_SUCCESS);
+    want = want * 31u + i;
+    if (i % 5 == 0) {
+      ASSERT_EQ(clSetKernelArg(twice, 0, sizeof(cl_mem), &a), CL_SUCCESS);
+      ASSERT_EQ(clEnqueueNDRangeKernel(q_, twice, 1, nullptr, &one, nullptr, 0, nullptr, nullptr),
+                CL_SUCCESS);
+      want_a = want_a * 2u + 1u;
+    }
+    if (i == kLaunches / 2) {  // a non-blocking read in the middle sees exactly what came before
+      ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_FALSE, 0, 4, &mid, 0, nullptr, nullptr), CL_SUCCESS);
+      want_mid = want_a;
+    }
+    if (i == kLaunches / 3) {  // a write and a copy between launches land in their place
+      const cl_uint seven = 7;
+      ASSERT_EQ(clEnqueueWriteBuffer(q_, b, CL_FALSE, 0, 4, &seven, 0, nullptr, nullptr),
+                CL_SUCCESS);
+      ASSERT_EQ(clEnqueueCopyBuffer(q_, b, a, 0, 4, 4, 0, nullptr, nullptr), CL_SUCCESS);
+      want_b = 7;
+    }
+  }
+  cl_uint got[2] = {}, got_b[2] = {};
+  ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_TRUE, 0, 8, got, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(q_, b, CL_TRUE, 0, 8, got_b, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(mid, want_mid);
+  EXPECT_EQ(got[0], want_a);
+  EXPECT_EQ(got[1], 7u);  // the copy
+  EXPECT_EQ(got_b[0], want_b);
+  // A kernel released right after a burst of its launches: they still run, all of them.
+  cl_uint before = got[0];
+  clSetKernelArg(twice, 0, sizeof(cl_mem), &a);
+  for (int i = 0; i < 200; ++i)
+    ASSERT_EQ(clEnqueueNDRangeKernel(q_, twice, 1, nullptr, &one, nullptr, 0, nullptr, nullptr),
+              CL_SUCCESS);
+  clReleaseKernel(twice);
+  for (int i = 0; i < 200; ++i) before = before * 2u + 1u;
+  ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_TRUE, 0, 4, got, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got[0], before);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseKernel(step);
+  clReleaseProgram(p);
+}
+
 TEST_F(Api, KernelErrorsAreTheNativeOnes) {
   cl_program p = Build(kKernels);
   cl_int err;

@@ -313,14 +313,16 @@ TEST_F(SchedulerTest, LatencyCriticalLaunchRunsAtOnceAndStopsTheRunOnTheDevice) 
 }
 
 // A latency-critical tenant alone gets an event for a launch nobody asked one for only every
-// 16th time once its kernel is measured; beside another active tenant (and with the option
-// off), every launch has one: the dispatcher holds best-effort work back until it ends.
+// sample_every-th time (16 here) once its kernel is measured; beside another active tenant (and
+// with the option off), every launch has one: the dispatcher holds best-effort work back until it
+// ends.
 class LcEventsTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(LcEventsTest, LatencyCriticalLaunchesAloneSampleTheirEvents) {
   const bool sampled = GetParam();
   SchedulerOptions o;
   o.lc_sampled_events = sampled;
+  o.sample_every = 16;
   Start(o);
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
   auto count_events = [&] {
@@ -348,6 +350,28 @@ TEST_P(LcEventsTest, LatencyCriticalLaunchesAloneSampleTheirEvents) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OnAndOff, LcEventsTest, ::testing::Bool());
+
+// sample_every sets how often a short launch nobody asked an event for gets one: the first
+// launch (unmeasured), then one in every sample_every.
+class SampleEveryTest : public SchedulerTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(SampleEveryTest, ShortLaunchesGetAnEventOnceInSampleEvery) {
+  SchedulerOptions o;
+  o.policy = Policy::Fifo;
+  o.sample_every = GetParam();
+  Start(o);
+  auto& t = AddTenant("t");
+  Launch(t, 4, false, false);  // unmeasured: an event, to measure it
+  dev_.RunUntilIdle();
+  constexpr uint32_t kLaunches = 128;
+  for (uint32_t i = 0; i < kLaunches; ++i) Launch(t, 4, false, false);
+  dev_.RunUntilIdle();
+  size_t events = 0;
+  for (auto& l : LaunchesOf(t)) events += l.event;
+  EXPECT_EQ(events, 1 + kLaunches / GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Intervals, SampleEveryTest, ::testing::Values(8u, 64u));
 
 // lc_narrow_width fixes the width: every narrow run is that many work-groups per unit.
 TEST_F(SchedulerTest, NarrowWidthCanBeFixed) {

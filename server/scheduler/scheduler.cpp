@@ -25,9 +25,8 @@ constexpr double kMaxSliceUs = 2000;
 // consecutive pieces into slices of about one quantum.
 constexpr size_t kFinePieces = 256;
 // Direct launches of kernels measured below kSampledBelowNs get an event (and a measurement)
-// once every kSampleEvery launches when the application asked for none.
+// once every SchedulerOptions::sample_every launches when the application asked for none.
 constexpr double kSampledBelowNs = 50'000;
-constexpr uint32_t kSampleEvery = 16;
 // Work-groups that take less device time than this each are not run preemptibly but in
 // slices: every work-group of a run claims its id with an atomic on one counter, and for a
 // streaming kernel of millions of tiny groups those atomics cost more than its work (measured
@@ -159,8 +158,9 @@ Scheduler::~Scheduler() {
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
-  const std::string key = req.tenant_key.empty() ? TenantKey(req) : req.tenant_key;
-  auto [it, fresh] = tenants_.try_emplace(key);
+  auto [it, fresh] = req.tenant_key.empty() ? tenants_.try_emplace(TenantKey(req))
+                                            : tenants_.try_emplace(req.tenant_key);
+  const std::string& key = it->first;
   TenantState& st = it->second;
   if (fresh) {
     st.usage.tenant = key;
@@ -233,7 +233,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       else if (active > 1 && items >= device_cores_)
         slices = static_cast<size_t>(std::lround(active * options_.alpha));
     } else if (options_.policy == Policy::Fair) {
-      const bool others = OthersActive(st, Now());
+      const bool others = OthersActive(st, now);
       // Latency-critical launches never wait in rgpud, and a tenant alone on the device
       // launches directly: holding costs a round of the dispatcher per slice.
       hold = options_.force_slices > 0 || options_.force_runs ||
@@ -265,9 +265,9 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
 }
 
 Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const CostKey& ck) {
-  // An event costs NVIDIA's driver most of what a launch costs (rgpu-probe-driver, H200: 10.1 us per
-  // launch without, 16.5 us with). Short kernels nobody asked an event for get one only
-  // every kSampleEvery launches; the others are charged the kernel's measured cost.
+  // An event costs NVIDIA's driver most of what a launch costs (rgpu-probe-driver, H200: 10.1 us
+  // per launch without, 16.5 us with). Short kernels nobody asked an event for get one only every
+  // sample_every launches; the others are charged the kernel's measured cost.
   EventChoice c;
   std::lock_guard lk(mu_);
   c.seq = ledger_.Submit();
@@ -281,7 +281,7 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
       c.latency_critical && options_.lc_sampled_events && !lc_trace_ && !OthersActive(st, Now());
   if (!req.want_event && (!c.latency_critical || lc_alone) && req.queue_in_order) {
     if (cost.measured && (lc_alone || cost.ns < kSampledBelowNs) &&
-        ++cost.since_sample < kSampleEvery) {
+        ++cost.since_sample < options_.sample_every) {
       c.need_event = false;
       c.estimate_ns = cost.ns;
     } else {

@@ -71,10 +71,15 @@ struct SchedulerOptions {
   // keeps 90% of the best measured rate; 1, 2 or 4 = always that width.
   uint32_t narrow_width = 0;
   // A latency-critical tenant's launches, while no other tenant is active, get an event (and
-  // a measurement of their cost) only every 16th time when the application asked for none,
-  // as short best-effort launches always do: nothing waits for their end then, and an event
+  // a measurement of their cost) only every sample_every-th time when the application asked for
+  // none, as short best-effort launches always do: nothing waits for their end then, and an event
   // costs the driver about 6 us a launch (H200). Tracing keeps every event.
   bool lc_sampled_events = true;
+  // Short launches the application asked no event for get one (a measurement of their cost)
+  // only every this many times. 64 rather than 16: on the H200 the rate of 100,000 launches
+  // went from 0.76-0.82 of native to 0.81-1.01 over Unix and 0.91-1.05 over TCP
+  // (bench/results/2026-11-26-h200-session10/launch-ab/).
+  uint32_t sample_every = 64;
   // fair: best-effort work resumes this long after a latency-critical request was served.
   double lc_guard_us = 50.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
