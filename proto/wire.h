@@ -2,6 +2,7 @@
 // docs/protocol.md is the byte-level specification; change both in the same commit.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -150,12 +151,22 @@ struct FrameHeader {
 static_assert(kHeaderSize == 4 + 2 + 2 + 8);
 
 // --- little-endian primitives, independent of the host's byte order ---
+// On a little-endian host one copy (a single load or store once inlined: every launch
+// decodes a dozen fields); elsewhere byte by byte.
 inline void PutLE(uint8_t* p, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, static_cast<size_t>(n));
+  } else {
+    for (int i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
 }
 inline uint64_t GetLE(const uint8_t* p, int n) {
   uint64_t v = 0;
-  for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&v, p, static_cast<size_t>(n));
+  } else {
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  }
   return v;
 }
 

@@ -337,10 +337,11 @@ Status Session::BindKernelArgs(KernelRecord& ke) {
   // is an error, never a dangling handle.
   for (size_t i = 0; i < ke.args.size(); ++i) {
     KernelArgValue& arg = ke.args[i];
-    const std::string which = "argument " + std::to_string(i);
+    auto which = [i] { return "argument " + std::to_string(i); };  // for errors only
     if (arg.kind == KernelArgValue::Kind::Sampler) {
       auto smp = Lookup<SamplerRecord>(ke.arg_mem_ids[i]);
-      if (!smp.ok()) return Status::Error(CL_INVALID_KERNEL_ARGS, which + " names a released sampler");
+      if (!smp.ok())
+        return Status::Error(CL_INVALID_KERNEL_ARGS, which() + " names a released sampler");
       arg.sampler = (*smp)->handle;
       continue;
     }
@@ -355,7 +356,8 @@ Status Session::BindKernelArgs(KernelRecord& ke) {
     auto m = shape == ArgShape::Kind::Image ? LookupMem(ke.arg_mem_ids[i], true)
              : shape == ArgShape::Kind::Mem ? LookupMem(ke.arg_mem_ids[i], false)
                                             : Lookup<MemRecord>(ke.arg_mem_ids[i]);
-    if (!m.ok()) return Status::Error(CL_INVALID_KERNEL_ARGS, which + ": " + m.status().message());
+    if (!m.ok())
+      return Status::Error(CL_INVALID_KERNEL_ARGS, which() + ": " + m.status().message());
     arg.mem = (*m)->handle;
   }
   return Status::Ok();
