@@ -409,31 +409,24 @@ void Connection::FlushLoop() {
   // Its short waits below should stay short.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   std::unique_lock lk(buf_mu_);
-  auto write = [&] {
+  for (;;) {
+    if (stopping_) return;
+    if (out_.empty()) {
+      flusher_idle_ = true;
+      buf_cv_.wait(lk, [&] { return stopping_ || !flusher_idle_; });
+      // Asynchronous requests come in bursts: gather for a moment, so that the server reads
+      // tens of them per system call rather than a few (on TCP each write is a segment).
+      // Synchronous calls and clFlush write out themselves and never wait for this.
+      buf_cv_.wait_for(lk, std::chrono::microseconds(20),
+                       [&] { return stopping_ || out_.size() >= kFlushThreshold / 4; });
+      continue;
+    }
     lk.unlock();
     {
       std::lock_guard wl(write_mu_);
       WriteOut();
     }
     lk.lock();
-  };
-  for (;;) {
-    if (stopping_) return;
-    if (!out_.empty()) {
-      write();
-      continue;
-    }
-    flusher_idle_ = true;
-    buf_cv_.wait(lk, [&] { return stopping_ || !flusher_idle_; });
-    // The first request of a burst goes at once, so that the server starts on it while the
-    // application enqueues the rest; before, it waited out the gathering below too.
-    if (stopping_) return;
-    write();
-    // Then the burst's requests gather for a moment, so that the server reads tens of them
-    // per system call rather than a few (on TCP each write is a segment). Synchronous calls
-    // and clFlush write out themselves and never wait for this.
-    buf_cv_.wait_for(lk, std::chrono::microseconds(20),
-                     [&] { return stopping_ || out_.size() >= kFlushThreshold / 4; });
   }
 }
 
