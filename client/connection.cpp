@@ -291,22 +291,22 @@ Status Connection::Flush() {
 
 Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& body,
                             const void* data, size_t len) {
-  // Leave the last piece in the request itself; stage the rest as PutData chunks, each its
-  // own frame so other threads' requests can go between them.
+  // All the data goes as PutData chunks, each its own frame so other threads' requests can go
+  // between them; the request follows with none. Chunks go from the caller's memory to the
+  // socket and from the socket into rgpud's staging buffer, where data in the request's own
+  // frame is copied once more at each end (all of a 1 MiB piece of a pipelined write).
   std::lock_guard bulk(bulk_mu_);
   const auto* p = static_cast<const uint8_t*>(data);
-  size_t inline_len = len % proto::kDataChunk;
-  if (inline_len == 0 && len > 0) inline_len = proto::kDataChunk;
-  size_t staged = len - inline_len;
   // Each chunk names the blob's total size, so the server sizes its buffer once.
   const std::vector<uint8_t> put = proto::EncodeBody(proto::PutDataRequest{len});
-  for (size_t off = 0; off < staged; off += proto::kDataChunk) {
+  for (size_t off = 0; off < len; off += proto::kDataChunk) {
+    const size_t n = std::min<size_t>(proto::kDataChunk, len - off);
     std::lock_guard wl(write_mu_);
     Status s = WriteOut();
     if (!s.ok()) return s;
-    s = stream_->SendFrame(FrameHeader{static_cast<uint32_t>(put.size() + proto::kDataChunk),
+    s = stream_->SendFrame(FrameHeader{static_cast<uint32_t>(put.size() + n),
                                        static_cast<uint16_t>(Op::PutData), 0, 0},
-                           put.data(), put.size(), p + off, proto::kDataChunk);
+                           put.data(), put.size(), p + off, n);
     if (!s.ok()) {
       Fail(s.message());
       return s;
@@ -315,7 +315,7 @@ Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& bod
   std::lock_guard wl(write_mu_);
   {
     std::lock_guard lk(buf_mu_);
-    AppendFrame(op, tag, body.data(), body.size(), p + staged, inline_len);
+    AppendFrame(op, tag, body.data(), body.size(), nullptr, 0);
   }
   return WriteOut();
 }
@@ -323,7 +323,7 @@ Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& bod
 Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* data,
                         size_t data_len) {
   if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
-  if (data_len > proto::kDataChunk) return SendBulk(op, 0, body, data, data_len);
+  if (data_len >= proto::kDataChunk) return SendBulk(op, 0, body, data, data_len);
   bool wake = false, write_now = false;
   {
     std::lock_guard lk(buf_mu_);
@@ -354,7 +354,7 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
     pending_[tag] = p;
   }
   Status s;
-  if (data_len > proto::kDataChunk) {
+  if (data_len >= proto::kDataChunk) {
     s = SendBulk(op, tag, body, data, data_len);
   } else {
     std::lock_guard wl(write_mu_);

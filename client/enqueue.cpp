@@ -7,6 +7,7 @@
 #include "client/enqueue_shared.h"
 #include "proto/info.h"
 #include "proto/messages.h"
+#include "proto/pieces.h"
 
 namespace rgpu::client {
 
@@ -166,17 +167,16 @@ cl_int EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t 
 
 namespace {
 // Over the socket, a large write on an in-order queue goes as several WriteBuffer commands of
-// kWritePiece each: rgpud hands each to the device as soon as it has arrived, while the next
-// one is still on the wire (issue 12, outcome 3). The first carries the wait list, the last
-// the command's event; the queue being in order, the last completing means all have.
-constexpr size_t kWritePiece = size_t{4} << 20;
-
+// proto::PieceBytes each: rgpud hands each to the device as soon as it has arrived, while the
+// next one is still on the wire (issue 12, outcome 3). The first carries the wait list, the
+// last the command's event; the queue being in order, the last completing means all have.
 cl_int WritePieces(cl_command_queue q, cl_mem m, size_t off, size_t size, const void* ptr,
                    cl_uint n, const cl_event* list, uint64_t event_id) {
   const auto* src = static_cast<const uint8_t*>(ptr);
-  const size_t pieces = (size + kWritePiece - 1) / kWritePiece;
+  const size_t piece = proto::PieceBytes(size);
+  const size_t pieces = (size + piece - 1) / piece;
   for (size_t i = 0; i < pieces; ++i) {
-    const size_t at = i * kWritePiece, len = std::min(kWritePiece, size - at);
+    const size_t at = i * piece, len = std::min(piece, size - at);
     std::vector<uint8_t> body;
     Writer w(&body);
     PutCommandHeader(w, q, i + 1 == pieces ? event_id : 0, i == 0 ? n : 0, i == 0 ? list : nullptr);
@@ -200,7 +200,7 @@ cl_int EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t
   // this memory have to land first.
   WaitHostReads(q, n, list, RangeOf(ptr, size));
   const bool in_order = !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  if (UseShared(q, size, /*read=*/false) || (in_order && size >= 2 * kWritePiece)) {
+  if (UseShared(q, size, /*read=*/false) || (in_order && size >= proto::kPiecedFrom)) {
     const cl_int rc = UseShared(q, size, false) ? WriteShared(q, m, off, size, ptr, n, list, c.event_id)
                                                 : WritePieces(q, m, off, size, ptr, n, list, c.event_id);
     if (rc != CL_SUCCESS) return rc;

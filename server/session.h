@@ -208,10 +208,9 @@ class Session {
   Status AttachShared(const proto::FrameHeader& h, proto::Reader& r);
   Status EnqueueShared(const proto::FrameHeader& h, proto::Reader& r);
   // A large ReadBuffer over the socket on an in-order queue (server/session_bulk.cpp): read
-  // in pieces of kReadPiece, each sent as soon as the device has it, while the next is read.
-  // Answers the client itself (data, then the reply) unless it fails before any piece is on
-  // the device; returns the last piece's event (the command's).
-  static constexpr size_t kReadPiece = size_t{4} << 20;
+  // in pieces of proto::PieceBytes, each sent as soon as the device has it, while the next is
+  // read. Answers the client itself (data, then the reply) unless it fails before any piece
+  // is on the device; returns the last piece's event (the command's).
   Result<BkEvent*> PipelinedRead(const proto::FrameHeader& h, BkQueue* queue, BkMem* mem,
                                  size_t offset, size_t size, std::span<BkEvent* const> waits);
   // The largest region this connection may attach: 0 unless it is a Unix socket.

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "proto/messages.h"
+#include "proto/pieces.h"
 #include "server/server.h"
 #include "server/session.h"
 
@@ -51,7 +52,8 @@ struct ReadPieces {
 Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, BkMem* mem,
                                         size_t offset, size_t size, std::span<BkEvent* const> waits) {
   Backend& bk = server_->backend();
-  const size_t pieces = (size + kReadPiece - 1) / kReadPiece;
+  const size_t piece = proto::PieceBytes(size);
+  const size_t pieces = (size + piece - 1) / piece;
   // One count more than the pieces, given back once all are enqueued: no piece that
   // completes at once can send the reply before the others exist.
   auto read = std::make_shared<ReadPieces>();
@@ -63,7 +65,7 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
   outbox_->Reserve(size);  // until the reply is queued
   BkEvent* last = nullptr;
   for (size_t i = 0; i < pieces; ++i) {
-    const size_t at = i * kReadPiece, len = std::min(kReadPiece, size - at);
+    const size_t at = i * piece, len = std::min(piece, size - at);
     // The queue is in order: the first piece waits for the command's wait list, the others
     // follow it, and the last one's completion is the command's.
     // Each piece has a buffer of its own from the pool, back there once sent: a large read

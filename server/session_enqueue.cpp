@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "proto/messages.h"
+#include "proto/pieces.h"
 #include "server/server.h"
 #include "server/session.h"
 
@@ -146,8 +147,8 @@ Status Session::EnqueueReadBuffer(Command& c, Reader& r) {
   if (!mem.ok()) return Fail(c, mem.status());
   // A large read (none that large waits inline) goes out piece by piece as the device reads
   // it (Session::PipelinedRead), from buffers of its own.
-  static_assert(2 * kReadPiece > kInlineReadMax);
-  if (c.queue_record->in_order && m.size >= 2 * kReadPiece)
+  static_assert(proto::kPiecedFrom > kInlineReadMax);
+  if (c.queue_record->in_order && m.size >= proto::kPiecedFrom)
     return EndCommand(c, PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits));
   return ReadAndAnswer(c, m.size, [&](const Bytes& dst, bool inline_read) {
     return server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read);

@@ -4,6 +4,7 @@
 #include <CL/cl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -172,6 +173,50 @@ TEST_F(Api, LargeTransfersRoundTrip) {
   ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_FALSE, 0, n * 4, dst.data(), 0, nullptr, nullptr), CL_SUCCESS);
   ASSERT_EQ(clFinish(q_), CL_SUCCESS);
   EXPECT_EQ(src, dst);
+  clReleaseMemObject(m);
+}
+
+TEST_F(Api, PiecedTransfersAtOffsetsAreExact) {
+  // Over the socket, transfers of 8 MiB and more go in pieces whose size follows the
+  // transfer's (proto::PieceBytes): ragged sizes, offsets and sizes either side of the cut,
+  // each read back alone and with everything around it.
+  const size_t total = size_t{40} << 20, mib = size_t{1} << 20;
+  std::vector<uint8_t> model(total, 0xa5), got;
+  cl_mem m = Buffer(total, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, model.data());
+  struct Case {
+    size_t offset, size;
+    cl_bool blocking;
+  };
+  const Case cases[] = {{5, 9 * mib + 3, CL_TRUE},           {mib + 7, 16 * mib, CL_FALSE},
+                        {3, 33 * mib - 1, CL_FALSE},         {0, 8 * mib - 1, CL_TRUE},
+                        {total - 8 * mib, 8 * mib, CL_TRUE}, {2 * mib, 32 * mib + 5, CL_TRUE}};
+  // Where two equal-sized byte vectors first differ (their size if nowhere).
+  auto first_diff = [](const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    return static_cast<size_t>(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin());
+  };
+  uint32_t seed = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "offset " << c.offset << ", size " << c.size);
+    std::vector<uint8_t> src(c.size);
+    for (size_t i = 0; i < c.size; ++i) src[i] = uint8_t((i * 2654435761u + seed * 40503u) >> 24);
+    ++seed;
+    std::copy(src.begin(), src.end(), model.begin() + static_cast<std::ptrdiff_t>(c.offset));
+    cl_event written = nullptr;
+    ASSERT_EQ(clEnqueueWriteBuffer(q_, m, c.blocking, c.offset, c.size, src.data(), 0, nullptr,
+                                   &written),
+              CL_SUCCESS);
+    got.assign(c.size, 0);
+    ASSERT_EQ(clEnqueueReadBuffer(q_, m, !c.blocking, c.offset, c.size, got.data(), 1, &written,
+                                  nullptr),
+              CL_SUCCESS);
+    ASSERT_EQ(clFinish(q_), CL_SUCCESS);
+    clReleaseEvent(written);
+    EXPECT_EQ(first_diff(got, src), c.size);
+    got.assign(total, 0);
+    ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 0, total, got.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+    EXPECT_EQ(first_diff(got, model), total);
+  }
   clReleaseMemObject(m);
 }
 
