@@ -47,7 +47,7 @@ struct LinearSink : ReadSink {
   void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(dst + off, p, len); }
   uint8_t* Direct(size_t off, size_t) override { return dst + off; }
   void Done(const Status& s) override {
-    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code(), ev->read_into);
+    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
     Drop(ev);
     Drop(q);
   }
@@ -136,7 +136,7 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
     // (UseShared refuses reads while a user event is unset). The caller pays the read's time
     // now rather than at its wait.
     const cl_int rc = ReadShared(q, m, off, size, ptr, n, list, c.event_id);
-    ReadLanded(e, nullptr, rc == CL_SUCCESS ? CL_COMPLETE : rc, e->read_into);
+    ReadLanded(e, nullptr, rc == CL_SUCCESS ? CL_COMPLETE : rc);
     if (event) *event = e;
     else Drop(e);
     return rc;

@@ -53,7 +53,7 @@ struct RectSink : ReadSink {
           src += region[0];
         }
     }
-    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code(), ev->read_into);
+    ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
     Drop(ev);
     Drop(q);
   }

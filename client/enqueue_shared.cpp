@@ -137,7 +137,7 @@ struct SlotsSink : ReadSink {
       for (size_t at = 0, i = 0; at < bytes; at += SharedRegion::kSlotBytes, ++i)
         ParallelCopy(dst + at, region.ReadSlot(i).p, std::min<size_t>(SharedRegion::kSlotBytes, bytes - at));
     region.ReleaseReadLease();
-    ReadLanded(ev, q, status == CL_SUCCESS ? CL_COMPLETE : status, ev->read_into);
+    ReadLanded(ev, q, status == CL_SUCCESS ? CL_COMPLETE : status);
     Drop(ev);
     Drop(q);
   }

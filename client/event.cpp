@@ -134,9 +134,8 @@ cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id) {
   return e;
 }
 
-
-void ReadLanded(cl_event e, cl_command_queue q, cl_int status, HostRange into) {
-  if (e) {
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
+  {
     bool run = false;
     {
       std::lock_guard lk(e->mu);
@@ -151,9 +150,8 @@ void ReadLanded(cl_event e, cl_command_queue q, cl_int status, HostRange into) {
   }
   if (q) {
     std::lock_guard lk(q->mu);
-    auto it = std::find_if(q->pending_reads.begin(), q->pending_reads.end(), [&](const auto& p) {
-      return e ? p.seq == e->read_seq : p.into == into;
-    });
+    auto it = std::find_if(q->pending_reads.begin(), q->pending_reads.end(),
+                           [&](const auto& p) { return p.seq == e->read_seq; });
     if (it != q->pending_reads.end()) q->pending_reads.erase(it);
     q->cv.notify_all();
   }

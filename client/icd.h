@@ -31,7 +31,6 @@ extern cl_icd_dispatch g_dispatch;
 struct HostRange {
   uintptr_t begin = 0, end = 0;
   bool Overlaps(const HostRange& o) const { return begin < o.end && o.begin < end; }
-  bool operator==(const HostRange&) const = default;
 };
 // How the device takes one kernel argument (server/backend/backend.h ArgShape, the kernel
 // list in docs/protocol.md): clSetKernelArg checks against it without a round trip.
@@ -327,8 +326,9 @@ cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id);
 void WaitHostReads(cl_command_queue q, cl_uint n, const cl_event* list, HostRange data);
 // Waits for an event locally (data landed) and remotely (device finished).
 cl_int WaitEvents(cl_uint n, const cl_event* list);
-// Marks a read's data as landed (or failed) and runs what waited for it.
-void ReadLanded(cl_event e, cl_command_queue q, cl_int status, HostRange into);
+// Marks a read's data as landed (or failed) and runs what waited for it; drops it from the
+// pending reads of `q` (null for a read that never was one: it ran in the call).
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status);
 void ContextNotify(cl_context c, const std::string& msg);
 // Tells the server the application let go of an object (its last application reference).
 void SendRelease(Connection& conn, proto::ObjType type, uint64_t id);

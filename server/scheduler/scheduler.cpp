@@ -265,8 +265,8 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
 }
 
 Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const CostKey& ck) {
-  // An event costs NVIDIA's driver most of what a launch costs (rgpu-probe-driver, H200: 10.1 us
-  // per launch without, 16.5 us with). Short kernels nobody asked an event for get one only every
+  // An event costs NVIDIA's driver about what a launch costs (rgpu-probe-driver, H200: 8.2 us
+  // per launch without, 16.1 us with). Short kernels nobody asked an event for get one only every
   // sample_every launches; the others are charged the kernel's measured cost.
   EventChoice c;
   std::lock_guard lk(mu_);
