@@ -64,18 +64,24 @@ class Connection {
   int32_t hello_code() const { return hello_code_; }
 
   void Send(Op op, const std::vector<uint8_t>& body, uint64_t tag = 0) {
+    ASSERT_TRUE(TrySend(op, body, tag));
+  }
+  // False when the session has already closed its end: after a request that ends the session,
+  // the next send races the session's close and may fail (EPIPE) or land unread.
+  bool TrySend(Op op, const std::vector<uint8_t>& body, uint64_t tag) {
     std::vector<uint8_t> frame(proto::kHeaderSize);
     proto::EncodeHeader({static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), 0, tag},
                         frame.data());
     frame.insert(frame.end(), body.begin(), body.end());
-    ASSERT_EQ(::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(frame.size()));
+    return ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(frame.size());
   }
   // Sends a request that has a reply and returns the reply's status code; AsyncErrors that
   // come first (from earlier requests: a session answers in order) are kept in errors().
+  // A send the closed session refused still reads what the session wrote before it closed.
   int32_t Call(Op op, const std::vector<uint8_t>& body) {
     const uint64_t tag = next_tag_++;
-    Send(op, body, tag);
+    TrySend(op, body, tag);
     while (auto f = Next()) {
       if ((f->h.flags & proto::kFlagReply) && f->h.tag == tag) {
         proto::Reader r(f->body.data(), f->body.size());
