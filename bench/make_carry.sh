@@ -12,7 +12,7 @@ set -eu
 C=$1
 build=${2:-build}
 rm -rf "$C" && mkdir -p "$C"/{bench,server,client,icd,lib}
-for b in rgpu-bench-overhead rgpu-bench-sharing rgpu-probe-driver rgpu-probe-reads; do
+for b in rgpu-bench-overhead rgpu-bench-sharing rgpu-probe-driver rgpu-probe-reads rgpu-probe-switch rgpu-probe-switch-cuda; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$C/bench/"
 done
 cp "${RGPUD_FROM:-$build}/server/rgpud" "$C/server/"
