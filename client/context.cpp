@@ -277,6 +277,11 @@ void _cl_command_queue::AddPendingRead(cl_event e) {
   pending_reads.push_back({e->read_into, e->read_seq});
 }
 
+bool _cl_command_queue::ReadsPendingBefore(uint64_t seq) {
+  std::lock_guard lk(mu);
+  return !pending_reads.empty() && pending_reads.front().seq < seq;  // in seq order
+}
+
 void _cl_command_queue::WaitReadsBefore(uint64_t seq) {
   std::unique_lock lk(mu);
   cv.wait(lk, [&] {

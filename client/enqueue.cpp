@@ -136,6 +136,8 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
     // (UseShared refuses reads while a user event is unset). The caller pays the read's time
     // now rather than at its wait.
     const cl_int rc = ReadShared(q, m, off, size, ptr, n, list, c.event_id);
+    // Its event completes after those of the reads before it on an in-order queue (ReadLanded).
+    if (!(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) q->WaitReads();
     ReadLanded(e, nullptr, rc == CL_SUCCESS ? CL_COMPLETE : rc);
     if (event) *event = e;
     else Drop(e);

@@ -68,24 +68,35 @@ void RunCallbacks(cl_event e, cl_int status) {
   for (auto& cb : cbs) cb.fn(e, status < 0 ? status : CL_COMPLETE, cb.data);
 }
 
+// Whether an earlier read of `e`'s in-order queue has not landed: `e` is not complete here
+// before it (_cl_event::reads_before).
+bool ReadsFirst(cl_event e) {
+  return !e->is_read && e->reads_before && e->queue->ReadsPendingBefore(e->reads_before + 1);
+}
+
 void Complete(cl_event e, cl_int status) {
   Hold(e);
   Callbacks().Post([e, status] {
+    // On this thread, not the receiver's, which lands the reads waited for.
+    if (!e->is_read && e->reads_before) e->queue->WaitReadsBefore(e->reads_before + 1);
     RunCallbacks(e, status);
     Drop(e);
   });
 }
 
 cl_int RemoteStatus(cl_event e) {
+  const bool reads_first = ReadsFirst(e);
   {
     std::lock_guard lk(e->mu);
-    if (e->local_status <= 0) return e->local_status;
+    if (e->local_status <= 0)
+      return reads_first && e->local_status == CL_COMPLETE ? CL_RUNNING : e->local_status;
   }
   cl_int st = CL_QUEUED;
   size_t got = 0;
   cl_int rc = RemoteInfo(e->conn(), proto::InfoFamily::Event, e->id, CL_EVENT_COMMAND_EXECUTION_STATUS,
                          -1, 0, sizeof(st), &st, &got);
   if (rc != CL_SUCCESS) return rc == CL_OUT_OF_RESOURCES ? CL_OUT_OF_RESOURCES : CL_QUEUED;
+  if (st == CL_COMPLETE && reads_first) return CL_RUNNING;  // an earlier read still on its way
   std::lock_guard lk(e->mu);
   if (st <= 0 && e->is_read && !e->landed) return CL_RUNNING;  // data still on its way
   if (st <= 0) e->local_status = st;
@@ -131,30 +142,71 @@ cl_event NewEvent(cl_command_queue q, cl_command_type type, uint64_t id) {
   e->id = id;
   e->type = type;
   e->profiling = q->properties & CL_QUEUE_PROFILING_ENABLE;
+  if (!(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) {
+    std::lock_guard lk(q->mu);
+    e->reads_before = q->reads_started;
+  }
   return e;
 }
 
-void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
+namespace {
+
+// A read's data is in the application's memory: its event may complete.
+void MarkLanded(cl_event e, cl_int status) {
+  bool run = false;
   {
-    bool run = false;
-    {
-      std::lock_guard lk(e->mu);
-      e->landed = true;
-      e->landed_hint.store(true, std::memory_order_release);
-      if (status < 0) e->local_status = status;
-      else if (e->local_status > 0) e->local_status = CL_COMPLETE;
-      run = !e->callbacks.empty();
-    }
-    e->cv.notify_all();
-    if (run) Complete(e, status < 0 ? status : CL_COMPLETE);
+    std::lock_guard lk(e->mu);
+    e->landed = true;
+    e->landed_hint.store(true, std::memory_order_release);
+    if (status < 0)
+      e->local_status = status;
+    else if (e->local_status > 0)
+      e->local_status = CL_COMPLETE;
+    run = !e->callbacks.empty();
   }
-  if (q) {
+  e->cv.notify_all();
+  if (run) Complete(e, status < 0 ? status : CL_COMPLETE);
+}
+
+}  // namespace
+
+void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
+  if (!q) {
+    MarkLanded(e, status);
+    return;
+  }
+  // On an in-order queue the reads complete in the order they were enqueued, as natively:
+  // rgpud may answer a small read (one frame) before a large one enqueued earlier (pieces),
+  // so a read that lands early waits, held, for those before it.
+  const bool in_order = !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  std::vector<std::pair<cl_event, cl_int>> done;  // held, in order
+  {
     std::lock_guard lk(q->mu);
-    auto it = std::find_if(q->pending_reads.begin(), q->pending_reads.end(),
+    auto& pending = q->pending_reads;
+    auto it = std::find_if(pending.begin(), pending.end(),
                            [&](const auto& p) { return p.seq == e->read_seq; });
-    if (it != q->pending_reads.end()) q->pending_reads.erase(it);
-    q->cv.notify_all();
+    Hold(e);
+    if (it == pending.end()) {
+      done.push_back({e, status});
+    } else if (!in_order || it == pending.begin()) {
+      pending.erase(it);
+      done.push_back({e, status});
+    } else {
+      it->landed = e;
+      it->status = status;
+    }
+    // Reads that landed while this one was on its way come next.
+    while (in_order && !done.empty() && !pending.empty() && pending.front().landed) {
+      done.push_back({pending.front().landed, pending.front().status});
+      pending.erase(pending.begin());
+    }
   }
+  for (auto& [ev, st] : done) {
+    MarkLanded(ev, st);
+    Drop(ev);
+  }
+  std::lock_guard lk(q->mu);
+  q->cv.notify_all();
 }
 
 cl_int CheckWaitList(cl_context ctx, cl_uint n, const cl_event* list) {
@@ -218,6 +270,8 @@ cl_int WaitEvents(cl_uint n, const cl_event* list) {
   }
   for (cl_uint i = 0; i < n; ++i) {
     cl_event e = list[i];
+    // On an in-order queue the reads enqueued before it complete first (ReadLanded).
+    if (!e->is_read && e->reads_before) e->queue->WaitReadsBefore(e->reads_before + 1);
     std::unique_lock lk(e->mu);
     if (e->is_read) e->cv.wait(lk, [&] { return e->landed; });
     if (e->local_status < 0) failed = true;

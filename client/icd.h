@@ -129,16 +129,23 @@ struct _cl_command_queue : rgpu::client::ObjectBase {
   struct PendingRead {
     rgpu::client::HostRange into;
     uint64_t seq;  // the read's number in this queue (_cl_event::read_seq)
+    // Its data has landed but an earlier read's has not (in-order queues): the event, held,
+    // completes when those have (ReadLanded).
+    cl_event landed = nullptr;
+    cl_int status = 0;
   };
   std::vector<PendingRead> pending_reads;  // GUARDED_BY(mu)
   uint64_t reads_started = 0;              // GUARDED_BY(mu)
-  // Counts `e` (a read's event) among the queue's pending reads until ReadLanded.
+  // Counts `e` (a read's event) among the queue's pending reads until ReadLanded. On an
+  // in-order queue a read's event completes only after the reads enqueued before it.
   void AddPendingRead(cl_event e);
   void WaitReads();
   // Waits for the reads started before read number `seq`. rgpud may answer a blocking read
   // before an earlier non-blocking one (the former from its reader, the latter from the
   // completion thread), so on an in-order queue a blocking read waits for those too.
   void WaitReadsBefore(uint64_t seq);
+  // Whether a read numbered below `seq` has not landed yet.
+  bool ReadsPendingBefore(uint64_t seq);
   // Waits only for the reads that fill memory overlapping [p, p + len).
   void WaitReadsInto(rgpu::client::HostRange r);
   rgpu::client::Connection& conn() const { return *context->conn; }
@@ -244,6 +251,9 @@ struct _cl_event : rgpu::client::ObjectBase {
   bool is_read = false;           // set before the event is shared
   rgpu::client::HostRange read_into;  // a read's host memory; set before the event is shared
   uint64_t read_seq = 0;              // the read's number in its queue; set with read_into
+  // In-order queues: how many reads the queue had started when this command was enqueued.
+  // Its completion implies theirs, so it is not reported complete before their data landed.
+  uint64_t reads_before = 0;
   bool landed = false;            // GUARDED_BY(mu)
   std::atomic<bool> landed_hint{false};  // set with `landed`: lets a blocked reader spin first
   cl_int local_status = 1;        // GUARDED_BY(mu); >0 = unknown, else CL_COMPLETE or error

@@ -220,6 +220,61 @@ TEST_F(Api, PiecedTransfersAtOffsetsAreExact) {
   clReleaseMemObject(m);
 }
 
+TEST_F(Api, ReadsOnAnInOrderQueueCompleteInOrder) {
+  // On an in-order queue a later command completes after an earlier one: once a small read's
+  // or a marker's event is complete, a larger read enqueued before it is complete too, with
+  // its data in place. (rgpud may answer them in another order: over the socket a large
+  // read's data comes in pieces, a small one in one frame.)
+  const size_t sizes[] = {64 << 10, 1 << 20, 9 << 20};
+  for (size_t big : sizes) {
+    SCOPED_TRACE(testing::Message() << "first read " << big << " bytes");
+    std::vector<uint8_t> src(big);
+    for (size_t i = 0; i < big; ++i) src[i] = uint8_t((i * 2654435761u) >> 24);
+    cl_mem a = Buffer(big, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, src.data());
+    const int word = 0x5eed;
+    cl_mem b =
+        Buffer(sizeof word, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, const_cast<int*>(&word));
+    for (int round = 0; round < 20; ++round) {
+      std::vector<uint8_t> got(big, 0);
+      int small = 0;
+      cl_event first = nullptr, second = nullptr;
+      ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_FALSE, 0, big, got.data(), 0, nullptr, &first),
+                CL_SUCCESS);
+      // A small read after it, or (odd rounds) a marker: any later command of the queue.
+      if (round % 2 == 0) {
+        ASSERT_EQ(clEnqueueReadBuffer(q_, b, CL_FALSE, 0, sizeof small, &small, 0, nullptr,
+                                      &second),
+                  CL_SUCCESS);
+      } else {
+        ASSERT_EQ(clEnqueueMarkerWithWaitList(q_, 0, nullptr, &second), CL_SUCCESS);
+      }
+      if (round < 10) {
+        ASSERT_EQ(clWaitForEvents(1, &second), CL_SUCCESS);
+      } else {  // seen complete by asking for its status
+        cl_int st = CL_QUEUED;
+        while (st != CL_COMPLETE)
+          ASSERT_EQ(clGetEventInfo(second, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st,
+                                   nullptr),
+                    CL_SUCCESS);
+      }
+      cl_int status = CL_QUEUED;
+      ASSERT_EQ(clGetEventInfo(first, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                               nullptr),
+                CL_SUCCESS);
+      EXPECT_EQ(status, CL_COMPLETE) << "round " << round << ": the later command completed first";
+      EXPECT_TRUE(got == src) << "round " << round << ": the read's data had not all landed";
+      if (round % 2 == 0) {
+        EXPECT_EQ(small, word);
+      }
+      ASSERT_EQ(clWaitForEvents(1, &first), CL_SUCCESS);
+      clReleaseEvent(first);
+      clReleaseEvent(second);
+    }
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+  }
+}
+
 TEST_F(Api, RectReadWrite) {
   // A 8x6x2 box inside a 16x8x3 buffer of bytes, host rows padded to 10.
   const size_t bw = 16, bh = 8, bd = 3;
