@@ -45,27 +45,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  cl_uint np = 0;
-  CHECK(clGetPlatformIDs(0, nullptr, &np));
-  std::vector<cl_platform_id> ps(np);
-  CHECK(clGetPlatformIDs(np, ps.data(), nullptr));
-  cl_platform_id platform = nullptr;
-  char pname[256] = {0};
-  for (auto p : ps) {
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(pname), pname, nullptr);
-    if (want.empty() || std::strstr(pname, want.c_str())) {
-      platform = p;
-      break;
-    }
-  }
-  if (!platform) {
-    std::fprintf(stderr, "no platform matches '%s'\n", want.c_str());
-    return 1;
-  }
-  cl_device_id dev;
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr));
-  char dname[256] = {0};
-  clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(dname), dname, nullptr);
+  const ProbeDevice pd = PickProbeDevice(want);
+  cl_device_id dev = pd.device;
   cl_int err;
   cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
   CHECK(err);
@@ -172,8 +153,9 @@ int main(int argc, char** argv) {
       "  \"status_query_in_flight\": %.3f,\n  \"status_query_complete\": %.3f,\n"
       "  \"profiling_start_end_complete\": %.3f,\n  \"retain_release\": %.3f,\n"
       "  \"launch_then_finish\": %.3f\n}, \"callbacks_fired\": %d}\n",
-      pname, dname, n, launch_no_event, launch_no_event_no_profiling, launch_event, launch_event_setarg, launch_event_callback,
-      status_pending, status_complete, profiling_two, retain_release, launch_finish, fired.load());
+      pd.platform.c_str(), pd.name.c_str(), n, launch_no_event, launch_no_event_no_profiling,
+      launch_event, launch_event_setarg, launch_event_callback, status_pending, status_complete,
+      profiling_two, retain_release, launch_finish, fired.load());
   clReleaseMemObject(buf);
   clReleaseKernel(k);
   clReleaseProgram(prog);

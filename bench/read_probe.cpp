@@ -60,26 +60,6 @@ void ParallelCopy(uint8_t* dst, const uint8_t* src, size_t n, int threads) {
   for (auto& t : ts) t.join();
 }
 
-cl_device_id PickDevice(const std::string& want, std::string* name) {
-  cl_uint np = 0;
-  CHECK(clGetPlatformIDs(0, nullptr, &np));
-  std::vector<cl_platform_id> ps(np);
-  CHECK(clGetPlatformIDs(np, ps.data(), nullptr));
-  for (cl_platform_id p : ps) {
-    char pname[256] = {};
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(pname), pname, nullptr);
-    if (!want.empty() && std::string(pname).find(want) == std::string::npos) continue;
-    cl_device_id d;
-    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, nullptr) != CL_SUCCESS) continue;
-    char dname[256] = {};
-    clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof(dname), dname, nullptr);
-    *name = dname;
-    return d;
-  }
-  std::fprintf(stderr, "no OpenCL device%s%s\n", want.empty() ? "" : " on a platform named ", want.c_str());
-  std::exit(1);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,8 +73,8 @@ int main(int argc, char** argv) {
     else if (a == "--repeats") repeats = std::atoi(argv[i + 1]);
   }
   const size_t n = mib << 20;
-  std::string dev_name;
-  cl_device_id dev = PickDevice(platform, &dev_name);
+  const ProbeDevice pd = PickProbeDevice(platform);
+  cl_device_id dev = pd.device;
   cl_int err;
   cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
   CHECK(err);
@@ -126,7 +106,8 @@ int main(int argc, char** argv) {
       CHECK(clFinish(q));
     };
   };
-  std::printf("{\"device\": \"%s\", \"bytes\": %zu, \"repeats\": %d, \"gb_per_s\": {\n", dev_name.c_str(), n, repeats);
+  std::printf("{\"device\": \"%s\", \"bytes\": %zu, \"repeats\": %d, \"gb_per_s\": {\n",
+              pd.name.c_str(), n, repeats);
   std::printf("  \"read_to_malloc\": %.2f,\n", Rate(n, repeats, read_into(heap, n)));
   std::printf("  \"read_to_memfd\": %.2f,\n", Rate(n, repeats, read_into(shm, n)));
   std::printf("  \"read_to_pinned\": %.2f,\n", Rate(n, repeats, read_into(pinned, n)));

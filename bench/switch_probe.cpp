@@ -227,27 +227,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  cl_uint np = 0;
-  CHECK(clGetPlatformIDs(0, nullptr, &np));
-  std::vector<cl_platform_id> ps(np);
-  CHECK(clGetPlatformIDs(np, ps.data(), nullptr));
-  cl_platform_id platform = nullptr;
-  char pname[256] = {0};
-  for (auto p : ps) {
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(pname), pname, nullptr);
-    if (want.empty() || std::strstr(pname, want.c_str())) {
-      platform = p;
-      break;
-    }
-  }
-  if (!platform) {
-    std::fprintf(stderr, "no platform matches '%s'\n", want.c_str());
-    return 1;
-  }
-  cl_device_id dev;
-  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr));
-  char dname[256] = {0};
-  clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof(dname), dname, nullptr);
+  const ProbeDevice pd = PickProbeDevice(want);
+  cl_device_id dev = pd.device;
   cl_uint cus = 1;
   clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, nullptr);
   Side be = MakeSide(dev, nullptr), lc = MakeSide(dev, nullptr);
@@ -260,7 +241,8 @@ int main(int argc, char** argv) {
       "{\"platform\": \"%s\", \"device\": \"%s\", \"count\": %d, \"be_us\": %.0f, "
       "\"be_kernel_us\": %.1f, "
       "\"lc_kernel_us\": %.1f, \"cases\": {\n",
-      pname, dname, n, be_us, KernelUs(be, be_iters, global), KernelUs(lc, lc_iters, global));
+      pd.platform.c_str(), pd.name.c_str(), n, be_us, KernelUs(be, be_iters, global),
+      KernelUs(lc, lc_iters, global));
   const Case cases[] = {Case::SameContext, Case::OtherContext, Case::BlockedMarker, Case::ReadAfter,
                         Case::KernelAfter, Case::SameIdle,     Case::OtherIdle};
   for (size_t i = 0; i < std::size(cases); ++i) {
