@@ -168,45 +168,68 @@ void MarkLanded(cl_event e, cl_int status) {
   if (run) Complete(e, status < 0 ? status : CL_COMPLETE);
 }
 
+// The landed reads at the front of an in-order queue's pending reads, marked for release,
+// unless another thread is releasing some already (it takes these next, keeping the order).
+std::vector<_cl_command_queue::PendingRead> TakeLandedFront(
+    std::vector<_cl_command_queue::PendingRead>& pending) {
+  std::vector<_cl_command_queue::PendingRead> out;
+  if (pending.empty() || pending.front().releasing) return out;
+  for (auto& p : pending) {
+    if (!p.landed) break;
+    p.releasing = true;
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 void ReadLanded(cl_event e, cl_command_queue q, cl_int status) {
-  if (!q) {
+  // On an in-order queue the reads complete in the order they were enqueued, as natively:
+  // rgpud may answer a small read (one frame) before a large one enqueued earlier (pieces),
+  // so a read that lands early waits, held in the queue's pending reads, for those before it.
+  // A read leaves the pending reads only once its event is complete, so that whoever waited
+  // for them (clFinish, a blocking read, a later command's wait) sees its event complete.
+  const bool in_order = q && !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  std::vector<_cl_command_queue::PendingRead> batch;
+  if (q) {
+    std::lock_guard lk(q->mu);
+    auto it = std::find_if(q->pending_reads.begin(), q->pending_reads.end(),
+                           [&](const auto& p) { return p.seq == e->read_seq; });
+    if (it != q->pending_reads.end()) {
+      Hold(e);
+      it->landed = e;
+      it->status = status;
+      if (in_order) {
+        batch = TakeLandedFront(q->pending_reads);
+      } else {
+        it->releasing = true;
+        batch.push_back(*it);
+      }
+      if (batch.empty()) return;  // an earlier read is still on its way, or being released
+    }
+  }
+  if (batch.empty()) {  // not among the pending reads: it ran in the call
     MarkLanded(e, status);
     return;
   }
-  // On an in-order queue the reads complete in the order they were enqueued, as natively:
-  // rgpud may answer a small read (one frame) before a large one enqueued earlier (pieces),
-  // so a read that lands early waits, held, for those before it.
-  const bool in_order = !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  std::vector<std::pair<cl_event, cl_int>> done;  // held, in order
-  {
-    std::lock_guard lk(q->mu);
-    auto& pending = q->pending_reads;
-    auto it = std::find_if(pending.begin(), pending.end(),
-                           [&](const auto& p) { return p.seq == e->read_seq; });
-    Hold(e);
-    if (it == pending.end()) {
-      done.push_back({e, status});
-    } else if (!in_order || it == pending.begin()) {
-      pending.erase(it);
-      done.push_back({e, status});
-    } else {
-      it->landed = e;
-      it->status = status;
+  while (!batch.empty()) {
+    for (auto& p : batch) MarkLanded(p.landed, p.status);
+    std::vector<_cl_command_queue::PendingRead> released;
+    {
+      std::lock_guard lk(q->mu);
+      auto& pending = q->pending_reads;
+      auto in_batch = [&](const auto& p) {
+        return std::any_of(batch.begin(), batch.end(),
+                           [&](const auto& b) { return b.seq == p.seq; });
+      };
+      std::erase_if(pending, in_batch);
+      released.swap(batch);
+      if (in_order) batch = TakeLandedFront(pending);  // those that landed meanwhile
+      q->cv.notify_all();
     }
-    // Reads that landed while this one was on its way come next.
-    while (in_order && !done.empty() && !pending.empty() && pending.front().landed) {
-      done.push_back({pending.front().landed, pending.front().status});
-      pending.erase(pending.begin());
-    }
+    for (auto& p : released) Drop(p.landed);
   }
-  for (auto& [ev, st] : done) {
-    MarkLanded(ev, st);
-    Drop(ev);
-  }
-  std::lock_guard lk(q->mu);
-  q->cv.notify_all();
 }
 
 cl_int CheckWaitList(cl_context ctx, cl_uint n, const cl_event* list) {

@@ -129,10 +129,11 @@ struct _cl_command_queue : rgpu::client::ObjectBase {
   struct PendingRead {
     rgpu::client::HostRange into;
     uint64_t seq;  // the read's number in this queue (_cl_event::read_seq)
-    // Its data has landed but an earlier read's has not (in-order queues): the event, held,
-    // completes when those have (ReadLanded).
+    // Its data has landed (the event, held); on an in-order queue it completes once the
+    // reads before it have (ReadLanded).
     cl_event landed = nullptr;
     cl_int status = 0;
+    bool releasing = false;  // a thread is completing its event (ReadLanded)
   };
   std::vector<PendingRead> pending_reads;  // GUARDED_BY(mu)
   uint64_t reads_started = 0;              // GUARDED_BY(mu)

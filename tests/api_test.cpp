@@ -270,6 +270,29 @@ TEST_F(Api, ReadsOnAnInOrderQueueCompleteInOrder) {
       clReleaseEvent(first);
       clReleaseEvent(second);
     }
+    // After clFinish every read of the queue is complete, its data in place.
+    for (int round = 0; round < 10; ++round) {
+      std::vector<uint8_t> got(big, 0);
+      int small = 0;
+      cl_event first = nullptr, second = nullptr;
+      ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_FALSE, 0, big, got.data(), 0, nullptr, &first),
+                CL_SUCCESS);
+      ASSERT_EQ(clEnqueueReadBuffer(q_, b, CL_FALSE, 0, sizeof small, &small, 0, nullptr, &second),
+                CL_SUCCESS);
+      ASSERT_EQ(clFinish(q_), CL_SUCCESS);
+      for (cl_event ev : {first, second}) {
+        cl_int status = CL_QUEUED;
+        ASSERT_EQ(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                 nullptr),
+                  CL_SUCCESS);
+        EXPECT_EQ(status, CL_COMPLETE)
+            << "round " << round << ": a read not complete after clFinish";
+      }
+      EXPECT_TRUE(got == src) << "round " << round;
+      EXPECT_EQ(small, word);
+      clReleaseEvent(first);
+      clReleaseEvent(second);
+    }
     clReleaseMemObject(a);
     clReleaseMemObject(b);
   }
