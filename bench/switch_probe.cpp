@@ -149,8 +149,9 @@ struct Gaps {
   int before_end = 0;  // trials whose LC kernel was submitted before the BE kernel ended
 };
 
+// `global`: both kernels' work-items (one wave of work-groups of 256).
 void Trial(Case c, Side& be, Side& lc, double be_us, cl_uint be_iters, cl_uint lc_iters,
-           size_t be_global, size_t lc_global, Gaps* out) {
+           size_t global, Gaps* out) {
   cl_int err;
   cl_event blocker = nullptr, marker = nullptr, extra = nullptr;
   if (c == Case::BlockedMarker) {
@@ -159,13 +160,13 @@ void Trial(Case c, Side& be, Side& lc, double be_us, cl_uint be_iters, cl_uint l
     CHECK(clEnqueueMarkerWithWaitList(be.q2, 1, &blocker, &marker));
     CHECK(clFlush(be.q2));
   }
-  cl_event b = Launch(be.q, be.k, be_iters, be_global);
+  cl_event b = Launch(be.q, be.k, be_iters, global);
   uint32_t word = 0;  // the read's destination: waited for below, before it goes
   if (c == Case::ReadAfter) {
     CHECK(clEnqueueReadBuffer(be.q, be.buf, CL_FALSE, 0, sizeof word, &word, 0, nullptr, &extra));
     CHECK(clFlush(be.q));
   }
-  if (c == Case::KernelAfter) extra = Launch(be.q, be.k, be_iters, be_global);
+  if (c == Case::KernelAfter) extra = Launch(be.q, be.k, be_iters, global);
   // Let the BE kernel start and run a quarter of its time, so the LC kernel meets it
   // mid-way (NVIDIA's OpenCL reports no CL_RUNNING before a kernel completes, so its status
   // cannot tell; the profiling times say whether the LC kernel came in time: lc_before_end).
@@ -175,7 +176,7 @@ void Trial(Case c, Side& be, Side& lc, double be_us, cl_uint be_iters, cl_uint l
   const bool same = c == Case::SameContext || c == Case::SameIdle;
   cl_command_queue lq = same ? be.q2 : lc.q;
   cl_kernel lk = same ? be.k : lc.k;
-  cl_event l = Launch(lq, lk, lc_iters, lc_global);
+  cl_event l = Launch(lq, lk, lc_iters, global);
   CHECK(clWaitForEvents(1, &l));
   CHECK(clWaitForEvents(1, &b));
   const cl_ulong ls = Prof(l, CL_PROFILING_COMMAND_START);
@@ -247,8 +248,7 @@ int main(int argc, char** argv) {
                         Case::KernelAfter, Case::SameIdle,     Case::OtherIdle};
   for (size_t i = 0; i < std::size(cases); ++i) {
     Gaps g;
-    for (int t = 0; t < n; ++t)
-      Trial(cases[i], be, lc, be_us, be_iters, lc_iters, global, global, &g);
+    for (int t = 0; t < n; ++t) Trial(cases[i], be, lc, be_us, be_iters, lc_iters, global, &g);
     std::printf(
         "  \"%s\": {\"switch_us\": %s, \"lc_submit_to_start_us\": %s, \"lc_before_end\": %d}%s\n",
         Name(cases[i]), Quantiles(g.switch_us).c_str(), Quantiles(g.lc_wait_us).c_str(),
