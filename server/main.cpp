@@ -111,6 +111,12 @@ int main(int argc, char** argv) try {
                  "fair: how much device time one best-effort tenant's turn lasts before another "
                  "waiting best-effort tenant gets the device, in microseconds.")
       ->capture_default_str();
+  app.add_option("--overrun-us", opt.sched.overrun_us,
+                 "fair: held best-effort work that has made no progress for a quantum plus this "
+                 "long while another tenant waits (a persistent kernel, a launch that cannot be "
+                 "stopped) stops keeping that tenant off the device: the GPU time-slices the two.")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   app.add_option("--lc-slice-us", opt.sched.lc_slice_us,
                  "fair: best-effort launches that cannot be stopped mid-way run in slices of at "
                  "most this much device time while a latency-critical tenant is active.")

@@ -127,6 +127,9 @@ struct Scheduler::Held {
   bool stop_sent = false;
   Clock::time_point run_started{};
   uint64_t run_limit = 0;
+  // Pieces of it still on the device that overran their turn (ReleaseOverrun): the scheduler
+  // no longer counts them as the device's, and dispatches nothing more of it until they end.
+  int detached = 0;
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
@@ -151,10 +154,12 @@ Scheduler::~Scheduler() {
   for (auto& d : direct_) backend_->Release(proto::ObjType::Event, d.event);
   for (BkEvent* e : slice_events_) backend_->Release(proto::ObjType::Event, e);
   for (auto& [key, st] : tenants_)
-    spdlog::info("tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
-                 "{:.3f} ms device time, {} latency-critical launches behind slices",
-                 key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
-                 st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices);
+    spdlog::info(
+        "tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
+        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn",
+        key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
+        st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices,
+        st.usage.overruns);
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -649,20 +654,53 @@ void Scheduler::StopRuns(std::optional<uint64_t> session) {
   }
 }
 
+bool Scheduler::Dispatchable(const Held& h) {
+  return h.ready && !h.cancelled && h.next < h.total && h.detached == 0;
+}
+
+bool Scheduler::OthersWaiting() const {
+  for (const auto& [key, st] : tenants_)
+    if (&st != on_device_ && !st.queue.empty() && Dispatchable(*st.queue.front())) return true;
+  return false;
+}
+
 void Scheduler::StopRunPastQuantum(Clock::time_point now) {
-  if (runs_.empty() || !on_device_) return;
-  auto& h = runs_.front();
+  if (!on_device_) return;
+  auto run = std::find_if(runs_.begin(), runs_.end(), [](auto& r) { return r->detached == 0; });
+  if (run == runs_.end()) return;
   const auto quantum = std::chrono::nanoseconds(static_cast<int64_t>(options_.quantum_us * 1000));
-  const auto due = h->run_started + quantum;
-  bool others = false;
-  for (auto& [key, st] : tenants_)
-    if (&st != on_device_ && !st.queue.empty() && st.queue.front()->ready) others = true;
-  if (!others) return;
+  const auto due = (*run)->run_started + quantum;
+  if (!OthersWaiting()) return;
   if (now >= due) {
     StopRuns(std::nullopt);
   } else if (wake_at_ == Clock::time_point{} || due < wake_at_) {
     wake_at_ = due;
   }
+}
+
+bool Scheduler::ReleaseOverrun(Clock::time_point now) {
+  if (device_in_flight_ == 0 || !on_device_ || on_device_->queue.empty() || !OthersWaiting())
+    return false;
+  const auto due = progress_at_ + std::chrono::nanoseconds(static_cast<int64_t>(
+                                      (options_.quantum_us + options_.overrun_us) * 1000));
+  if (now < due) {
+    if (wake_at_ == Clock::time_point{} || due < wake_at_) wake_at_ = due;
+    return false;
+  }
+  // Only the head of a tenant's queue is ever dispatched, so everything of the tenant on the
+  // device is that launch's.
+  auto& h = *on_device_->queue.front();
+  StopRuns(h.req.session_id);  // a run past its quantum has had one; a stop costs nothing
+  spdlog::info(
+      "fair: tenant {}'s work on the device made no progress for {:.1f} ms; the next tenant "
+      "runs beside it",
+      h.tenant, std::chrono::duration<double, std::milli>(now - progress_at_).count());
+  h.detached += device_in_flight_;
+  on_device_->usage.overruns++;
+  device_in_flight_ = 0;
+  on_device_ = nullptr;
+  progress_at_ = now;
+  return true;
 }
 
 void Scheduler::DispatchLoop() {
@@ -671,6 +709,7 @@ void Scheduler::DispatchLoop() {
     if (!DispatchOne(lk)) {
       const auto now = Now();
       StopRunPastQuantum(now);
+      if (ReleaseOverrun(now)) continue;  // the waiting tenant's work goes now
       auto until = now + std::chrono::milliseconds(20);
       if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
       wake_at_ = {};
@@ -728,7 +767,7 @@ Scheduler::TenantState* Scheduler::PickTenant(bool lc_busy) {
   for (auto& [key, st] : tenants_) {
     if (st.queue.empty()) continue;
     auto& h = st.queue.front();
-    if (!h->ready || h->cancelled || h->next >= h->total) continue;
+    if (!Dispatchable(*h)) continue;
     const bool lc = st.priority == Priority::LatencyCritical;
     if (!lc && lc_busy) continue;  // best-effort work waits while latency-critical work runs
     if (!pick || (lc && pick->priority != Priority::LatencyCritical) ||
@@ -795,6 +834,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   device_in_flight_++;
   const uint64_t seq = ledger_.Submit();
   on_device_ = pick;
+  progress_at_ = now;
   if (h->preemptible) runs_.push_back(h);
   lk.unlock();
   if (h->preemptible) DispatchRun(h, seq, fresh_run, run);
@@ -1001,8 +1041,12 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
     times.end = std::max(times.end, t->end);
   }
   // Nothing of ours left on the device: another tenant's held work may go.
-  if (--device_in_flight_ == 0) on_device_ = nullptr;
+  if (h.detached > 0)
+    h.detached--;
+  else if (--device_in_flight_ == 0)
+    on_device_ = nullptr;
   h.in_flight--;
+  progress_at_ = Now();
   cv_.notify_all();
 }
 

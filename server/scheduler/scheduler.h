@@ -57,6 +57,13 @@ struct SchedulerOptions {
   // best-effort tenant gets the device (a run is stopped then; slices are at most 2 ms each,
   // and the tenant with the least weighted device time goes next).
   double quantum_us = 8000.0;
+  // fair: held best-effort work that has made no progress on the device (no run, slice or
+  // launch of it ended) for a quantum plus this long while another tenant waits no longer
+  // keeps that tenant off the device: the next one's work goes beside it and the GPU
+  // time-slices the two, as it does for separate processes. A work-group that ignores stop
+  // flags (a persistent kernel waiting for its host) or a launch that cannot be stopped
+  // would otherwise hold every other best-effort tenant back until it ended.
+  double overrun_us = 25000.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time.
   double lc_slice_us = 150.0;
@@ -156,6 +163,8 @@ struct SchedUsage {
   uint64_t preempted = 0;    // runs stopped before their end
   // Latency-critical tenants: launches that found best-effort slices on the device.
   uint64_t behind_slices = 0;
+  // Fair: times its held work overran its turn and the next tenant went beside it.
+  uint64_t overruns = 0;
 };
 
 class Scheduler {
@@ -232,6 +241,10 @@ class Scheduler {
   };
   LcState LatencyCriticalState(Clock::time_point now);
   TenantState* PickTenant(bool lc_busy);
+  // Whether the launch at the head of a tenant's queue can put work on the device now.
+  static bool Dispatchable(const Held& h);
+  // Whether a tenant other than the one on the device has dispatchable held work.
+  bool OthersWaiting() const;  // requires mu_
   // Whether a tenant other than `st` has work in rgpud or on the device, or submitted within
   // kActiveWindow of `now`.
   bool OthersActive(const TenantState& st, Clock::time_point now) const;  // requires mu_
@@ -262,6 +275,10 @@ class Scheduler {
   void StopRuns(std::optional<uint64_t> session);  // requires mu_
   // Stops the run on the device once it has had its quantum and another tenant waits.
   void StopRunPastQuantum(std::chrono::steady_clock::time_point now);  // requires mu_
+  // The held work on the device has made no progress for a quantum plus overrun_us while
+  // another tenant waits: it stops counting as the device's (SchedulerOptions::overrun_us).
+  // True when it did.
+  bool ReleaseOverrun(std::chrono::steady_clock::time_point now);  // requires mu_
   void SliceDone(std::shared_ptr<Held> h, size_t fine_count, uint64_t seq, int32_t status, BkEvent* ev);
   void Finish(Held& h, int32_t status);
 
@@ -311,11 +328,14 @@ class Scheduler {
   // share the device (each slice's profiled time is then its tenant's alone: the fair clock
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
   // charged for the overlap).
-  const TenantState* on_device_ = nullptr;          // GUARDED_BY(mu_)
+  TenantState* on_device_ = nullptr;    // GUARDED_BY(mu_)
   std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
+  // When held work last went on the device or came off it (ReleaseOverrun).
+  Clock::time_point progress_at_{};  // GUARDED_BY(mu_)
   // The dispatcher's next timed look (the quantum of the run on the device ends).
   std::chrono::steady_clock::time_point wake_at_{};          // GUARDED_BY(mu_)
-  // Preemptible runs on the device (at most one, of the tenant on_device_).
+  // Preemptible runs on the device: at most one of the tenant on_device_ (two, chained), and
+  // runs that overran their turn (ReleaseOverrun) until they end.
   std::vector<std::shared_ptr<Held>> runs_;                  // GUARDED_BY(mu_)
   int lc_requests_ = 0;                                      // GUARDED_BY(mu_): being served
   std::chrono::steady_clock::time_point lc_served_{};        // GUARDED_BY(mu_): the last one ended

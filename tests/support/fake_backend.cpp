@@ -171,6 +171,17 @@ uint64_t FakeBackend::NowNs() {
   return now_ns_;
 }
 
+void FakeBackend::Advance(uint64_t ns) {
+  std::vector<std::pair<CompletionFn, int32_t>> fire;
+  {
+    std::lock_guard lk(mu_);
+    now_ns_ += ns;
+    Settle(fire);
+  }
+  cv_.notify_all();
+  for (auto& [fn, status] : fire) fn(status);
+}
+
 std::vector<LaunchRecord> FakeBackend::Launches() {
   std::lock_guard lk(mu_);
   return launches_;

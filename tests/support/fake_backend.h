@@ -87,6 +87,9 @@ class FakeBackend : public server::Backend {
   // lets the other threads react (the scheduler's dispatcher puts the next slice on the
   // device after a completion): it returns only after `quiet_ms` with no new command.
   void RunUntilIdle(uint64_t until_ns = UINT64_MAX, int quiet_ms = 10);
+  // Moves the clock forward by `ns` and completes what ends by then, as time passing on the
+  // device does (a kernel still running stays running).
+  void Advance(uint64_t ns);
   // Waits (real time, up to `timeout_ms`) until `pred(launches)` holds.
   bool WaitFor(const std::function<bool(const std::vector<LaunchRecord>&)>& pred,
                int timeout_ms = 2000);
