@@ -498,7 +498,8 @@ TEST_F(SchedulerTest, BestEffortTenantsTakeTurnsOfAQuantumEvenInSlices) {
 // A best-effort work-group that ignores stop flags (a persistent kernel polling for a word its
 // host writes, as the lab's does) or a launch that cannot be stopped must not keep the other
 // best-effort tenants off the device until it ends: after a quantum plus overrun_us without
-// progress, the next tenant's work goes on the device beside it.
+// progress, the waiting tenants' work goes on the device beside it, all of them at once (the GPU
+// time-slices contexts; one at a time beside it would leave them one tenant's share among them).
 TEST_F(SchedulerTest, WorkThatOverrunsItsTurnDoesNotHoldOtherTenantsBack) {
   SchedulerOptions o;
   o.quantum_us = 8000;
@@ -506,35 +507,43 @@ TEST_F(SchedulerTest, WorkThatOverrunsItsTurnDoesNotHoldOtherTenantsBack) {
   Start(o);
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
+  auto& c = AddTenant("c");
   dev_.SetGroupCost("a", 10'000'000'000);  // one work-group of 10 s: a stop cannot shorten it
-  Launch(b, 8);                            // alone: direct
+  dev_.SetGroupCost("b", 5'000'000);       // b and c: 20 ms launches, longer than a quantum
+  dev_.SetGroupCost("c", 5'000'000);
+  Launch(b, 1);  // alone: direct
   dev_.RunUntilIdle();
   Launch(a, 1);  // b is active: held, and its run goes on the device
   ASSERT_TRUE(dev_.WaitFor([](auto& ls) {
     return std::any_of(ls.begin(), ls.end(), [](auto& l) { return l.kernel == "a" && l.run; });
   }));
   const uint64_t a_start = LaunchesOf(a).front().start_ns;
-  auto held = Launch(b, 4);  // held: a has the device
+  auto held_b = Launch(b, 4);  // held: a has the device
+  auto held_c = Launch(c, 4);
   // Simulated time passes in steps of 1 ms; the dispatcher looks at least every 20 ms of
   // real time.
-  for (int i = 0; i < 400 && LaunchesOf(b).size() < 2; ++i) {
+  auto both_on = [&] { return LaunchesOf(b).size() >= 2 && !LaunchesOf(c).empty(); };
+  for (int i = 0; i < 400 && !both_on(); ++i) {
     dev_.Advance(1'000'000);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  auto bl = LaunchesOf(b);
-  ASSERT_GE(bl.size(), 2u) << "b's held launch waited for a's work-group to end";
+  ASSERT_TRUE(both_on()) << "b's and c's held launches waited for a's work-group to end";
   const auto a_run = LaunchesOf(a).front();
+  const auto b_run = LaunchesOf(b)[1], c_run = LaunchesOf(c)[0];
   EXPECT_FALSE(a_run.complete) << "a's work-group is still running";
-  EXPECT_GE(bl[1].start_ns, a_start + 33'000'000)
-      << "b went on the device before a's turn and the allowance ended";
-  EXPECT_LT(bl[1].start_ns, a_run.end_ns);
-  dev_.RunUntilIdle(bl[1].start_ns + 1'000'000);
-  EXPECT_EQ(dev_.EventStatus(held.event), CL_COMPLETE)
+  EXPECT_GE(std::min(b_run.start_ns, c_run.start_ns), a_start + 33'000'000)
+      << "they went on the device before a's turn and the allowance ended";
+  EXPECT_LT(c_run.start_ns, b_run.start_ns + 2'000'000) << "b and c went on together, not in turns";
+  EXPECT_LT(b_run.start_ns, c_run.start_ns + 2'000'000) << "b and c went on together, not in turns";
+  dev_.RunUntilIdle(std::max(b_run.start_ns, c_run.start_ns) + 50'000'000);
+  EXPECT_EQ(dev_.EventStatus(held_b.event), CL_COMPLETE)
       << "b's launch ended while a's work-group ran";
+  EXPECT_EQ(dev_.EventStatus(held_c.event), CL_COMPLETE)
+      << "c's launch ended while a's work-group ran";
   EXPECT_EQ(UsageOf(a).overruns, 1u);
   dev_.RunUntilIdle();
   EXPECT_EQ(LaunchesOf(a).size(), 1u)
-      << "nothing more of a ran while its overrun work-group was on the device";
+      << "nothing more of a ran while its work-group was on the device";
   ExpectEveryGroupOnce(LaunchesOf(a), 1);
 }
 

@@ -127,9 +127,11 @@ struct Scheduler::Held {
   bool stop_sent = false;
   Clock::time_point run_started{};
   uint64_t run_limit = 0;
-  // Pieces of it still on the device that overran their turn (ReleaseOverrun): the scheduler
-  // no longer counts them as the device's, and dispatches nothing more of it until they end.
+  // Pieces of it on the device that the scheduler no longer counts as the device's: they
+  // overran their turn (ReleaseOverrun), or went on while such work was there (DispatchOne).
+  // Nothing more of it is dispatched until they end.
   int detached = 0;
+  bool overran = false;  // its pieces overran their turn (counted in Scheduler::overran_)
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
@@ -696,6 +698,10 @@ bool Scheduler::ReleaseOverrun(Clock::time_point now) {
       "runs beside it",
       h.tenant, std::chrono::duration<double, std::milli>(now - progress_at_).count());
   h.detached += device_in_flight_;
+  if (!h.overran) {
+    h.overran = true;
+    overran_++;
+  }
   on_device_->usage.overruns++;
   device_in_flight_ = 0;
   on_device_ = nullptr;
@@ -831,9 +837,16 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   h->next += count;
   h->in_flight++;
   pick->in_flight++;
-  device_in_flight_++;
+  if (overran_ > 0) {
+    // Work that overran its turn is on the device, and the GPU time-slices it with whatever
+    // else is there: one tenant at a time would leave the others a share of one tenant among
+    // them. Every waiting tenant's work goes on (one piece of each at a time), as under fifo.
+    h->detached++;
+  } else {
+    device_in_flight_++;
+    on_device_ = pick;
+  }
   const uint64_t seq = ledger_.Submit();
-  on_device_ = pick;
   progress_at_ = now;
   if (h->preemptible) runs_.push_back(h);
   lk.unlock();
@@ -1041,10 +1054,14 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
     times.end = std::max(times.end, t->end);
   }
   // Nothing of ours left on the device: another tenant's held work may go.
-  if (h.detached > 0)
-    h.detached--;
-  else if (--device_in_flight_ == 0)
+  if (h.detached > 0) {
+    if (--h.detached == 0 && h.overran) {
+      h.overran = false;
+      overran_--;
+    }
+  } else if (--device_in_flight_ == 0) {
     on_device_ = nullptr;
+  }
   h.in_flight--;
   progress_at_ = Now();
   cv_.notify_all();

@@ -330,6 +330,8 @@ class Scheduler {
   // charged for the overlap).
   TenantState* on_device_ = nullptr;    // GUARDED_BY(mu_)
   std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
+  // Held launches whose work overran its turn and is still on the device (ReleaseOverrun).
+  int overran_ = 0;  // GUARDED_BY(mu_)
   // When held work last went on the device or came off it (ReleaseOverrun).
   Clock::time_point progress_at_{};  // GUARDED_BY(mu_)
   // The dispatcher's next timed look (the quantum of the run on the device ends).
