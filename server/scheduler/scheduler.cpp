@@ -1134,10 +1134,11 @@ void Scheduler::CancelSession(uint64_t session_id) {
   auto it = tenants_.find("session-" + std::to_string(session_id));
   if (it != tenants_.end()) {
     const SchedUsage& u = it->second.usage;
-    spdlog::info("session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
-                 "{:.3f} ms device time, {} latency-critical launches behind slices",
-                 session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
-                 u.unsliceable, u.device_ns / 1e6, u.behind_slices);
+    spdlog::info(
+        "session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
+        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn",
+        session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
+        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns);
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }

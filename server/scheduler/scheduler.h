@@ -62,8 +62,10 @@ struct SchedulerOptions {
   // keeps that tenant off the device: the next one's work goes beside it and the GPU
   // time-slices the two, as it does for separate processes. A work-group that ignores stop
   // flags (a persistent kernel waiting for its host) or a launch that cannot be stopped
-  // would otherwise hold every other best-effort tenant back until it ended.
-  double overrun_us = 25000.0;
+  // would otherwise hold every other best-effort tenant back until it ended. Not shorter: a
+  // launch of a few long work-groups (the lab's core-intensive kernel, 55 ms) that went
+  // beside others after 33 ms took twice as long beside G-mem tenants, which gained nothing.
+  double overrun_us = 100000.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time.
   double lc_slice_us = 150.0;
