@@ -1,4 +1,6 @@
 // Contexts and command queues.
+#include <algorithm>
+
 #include "client/icd.h"
 #include "proto/messages.h"
 
@@ -275,6 +277,12 @@ void _cl_command_queue::AddPendingRead(cl_event e) {
   std::lock_guard lk(mu);
   e->read_seq = ++reads_started;
   pending_reads.push_back({e->read_into, e->read_seq});
+}
+
+bool _cl_command_queue::PendingReadOverlaps(rgpu::client::HostRange r) {
+  std::lock_guard lk(mu);
+  return std::any_of(pending_reads.begin(), pending_reads.end(),
+                     [&](const auto& p) { return p.into.Overlaps(r); });
 }
 
 bool _cl_command_queue::ReadsPendingBefore(uint64_t seq) {

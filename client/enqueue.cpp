@@ -39,13 +39,24 @@ cl_int CheckMem(cl_command_queue q, cl_mem m) {
 
 bool InBounds(cl_mem m, size_t off, size_t size) { return off <= m->size && size <= m->size - off; }
 
-// Data of a read lands straight in the application's memory as chunks arrive.
+// Data of a read lands straight in the application's memory as chunks arrive, unless an
+// earlier read of the queue fills overlapping memory (Stage): then it lands in order.
 struct LinearSink : ReadSink {
   uint8_t* dst;
   cl_event ev;
   cl_command_queue q;
-  void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(dst + off, p, len); }
-  uint8_t* Direct(size_t off, size_t) override { return dst + off; }
+  std::vector<uint8_t> staged;
+  bool staging = false;
+  uint8_t* To(size_t off) { return (staging ? staged.data() : dst) + off; }
+  void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(To(off), p, len); }
+  uint8_t* Direct(size_t off, size_t) override { return To(off); }
+  void Stage() override {
+    staged.resize(size);
+    staging = true;
+  }
+  void Land(int32_t status) override {
+    if (staging && status >= 0) std::memcpy(dst, staged.data(), size);
+  }
   void Done(const Status& s) override {
     ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
     Drop(ev);
@@ -64,6 +75,12 @@ cl_event ReadEvent(Command& c, cl_command_type type, cl_event* event, HostRange 
 
 cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, cl_bool blocking,
                  cl_command_type type, cl_event* event) {
+  // rgpud may answer a later read of an in-order queue before an earlier one (the two from
+  // different threads of its own): where their memory overlaps, the later one's data waits.
+  if (!(c.q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) &&
+      c.q->PendingReadOverlaps(e->read_into))
+    sink->Stage();
+  e->on_landing = [sink](cl_int status) { sink->Land(status); };
   c.q->AddPendingRead(e);
   Hold(e);
   Hold(c.q);
@@ -135,6 +152,10 @@ cl_int ReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off, si
     // 0.15x native for 64 MiB, against 2.4x), and nothing it can wait for needs this thread
     // (UseShared refuses reads while a user event is unset). The caller pays the read's time
     // now rather than at its wait.
+    // Its data goes into `ptr` during the call: an earlier read of the queue that fills the
+    // same memory lands first (none can wait on this thread: UseShared).
+    if (!(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
+      q->WaitReadsInto(RangeOf(ptr, size));
     const cl_int rc = ReadShared(q, m, off, size, ptr, n, list, c.event_id);
     // Its event completes after those of the reads before it on an in-order queue (ReadLanded).
     if (!(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) q->WaitReads();

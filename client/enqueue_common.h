@@ -31,7 +31,8 @@ cl_int WriteMappedImage(cl_command_queue q, cl_mem m, const Mapping& map, cl_uin
 cl_int EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n, const cl_event* list,
                                  cl_event* event);
 
-// A rectangular read arrives packed; scatter it into the host layout at the end.
+// A rectangular read arrives packed; scattered into the host layout as it lands, in the order
+// of the queue's reads.
 struct RectSink : ReadSink {
   std::vector<uint8_t> packed;
   uint8_t* host;
@@ -42,8 +43,8 @@ struct RectSink : ReadSink {
     std::memcpy(packed.data() + off, p, len);
   }
   uint8_t* Direct(size_t off, size_t) override { return packed.data() + off; }
-  void Done(const Status& s) override {
-    if (s.ok()) {
+  void Land(int32_t status) override {
+    if (status >= 0) {
       const uint8_t* src = packed.data();
       for (size_t z = 0; z < region[2]; ++z)
         for (size_t y = 0; y < region[1]; ++y) {
@@ -53,6 +54,8 @@ struct RectSink : ReadSink {
           src += region[0];
         }
     }
+  }
+  void Done(const Status& s) override {
     ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
     Drop(ev);
     Drop(q);

@@ -67,11 +67,12 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
                   const cl_event* list, uint64_t event_id) {
   Connection& conn = q->conn();
   SharedRegion& region = *conn.shared();
-  region.AcquireReadLease();
+  const SharedRegion::ReadRange range = region.AcquireRead(size);
   struct GiveBack {
     SharedRegion& r;
-    ~GiveBack() { r.ReleaseReadLease(); }
-  } give_back{region};
+    const SharedRegion::ReadRange& range;
+    ~GiveBack() { r.ReleaseRead(range); }
+  } give_back{region, range};
   auto* dst = static_cast<uint8_t*>(ptr);
   const size_t chunks = (size + SharedRegion::kSlotBytes - 1) / SharedRegion::kSlotBytes;
   std::deque<std::shared_ptr<Connection::Ticket>> in_flight;
@@ -80,14 +81,16 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
   auto send_next = [&] {
     const size_t at = sent * SharedRegion::kSlotBytes;
     const size_t len = std::min<size_t>(SharedRegion::kSlotBytes, size - at);
-    auto body = SlotRequest(q, m, sent, chunks, event_id, n, list, off + at, len, region.ReadSlot(sent).off);
+    auto body =
+        SlotRequest(q, m, sent, chunks, event_id, n, list, off + at, len, range.Piece(sent).off);
     auto t = conn.SendShared(Op::ReadBuffer, body, proto::kFlagShared | proto::kFlagWaiting, true);
     if (!t.ok()) return false;
     in_flight.push_back(*t);
     ++sent;
     return true;
   };
-  // Keep every read slot busy: the device fills slot i + 1 while slot i is copied out.
+  // Keep every piece of the range busy: the device fills piece i + 1 while piece i is copied
+  // out (a read larger than the read half goes round its slots).
   while (sent < chunks && in_flight.size() < SharedRegion::kSlotsPerDirection)
     if (!send_next()) {
       rc = CL_OUT_OF_RESOURCES;
@@ -103,7 +106,7 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
     }
     if (rc != CL_SUCCESS) continue;
     const size_t at = i * SharedRegion::kSlotBytes;
-    ParallelCopy(dst + at, region.ReadSlot(i).p, std::min<size_t>(SharedRegion::kSlotBytes, size - at));
+    ParallelCopy(dst + at, range.Piece(i).p, std::min<size_t>(SharedRegion::kSlotBytes, size - at));
     if (sent < chunks && !send_next()) rc = CL_OUT_OF_RESOURCES;
   }
   return rc;
@@ -113,9 +116,12 @@ bool FitsReadSlots(size_t size) { return size <= SharedRegion::kSlotsPerDirectio
 
 namespace {
 // The replies of a non-blocking read's slot requests: the last one to arrive (any thread)
-// copies every slot out, lands the read's event and gives the read half back.
+// lands the read's event. Its range of the read half is copied out and given back as the
+// event lands (Land), in the order of the queue's reads: several reads are in flight at once,
+// rgpud may answer a later one first, and their memory may overlap.
 struct SlotsSink : ReadSink {
   std::shared_ptr<Connection> conn;  // keeps the region mapped
+  SharedRegion::ReadRange range;
   uint8_t* dst = nullptr;
   size_t bytes = 0;
   cl_event ev = nullptr;
@@ -132,14 +138,17 @@ struct SlotsSink : ReadSink {
         status = conn->alive() ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_OUT_OF_RESOURCES;
       if (--left > 0) return;
     }
-    SharedRegion& region = *conn->shared();
-    if (status == CL_SUCCESS)
-      for (size_t at = 0, i = 0; at < bytes; at += SharedRegion::kSlotBytes, ++i)
-        ParallelCopy(dst + at, region.ReadSlot(i).p, std::min<size_t>(SharedRegion::kSlotBytes, bytes - at));
-    region.ReleaseReadLease();
     ReadLanded(ev, q, status == CL_SUCCESS ? CL_COMPLETE : status);
     Drop(ev);
     Drop(q);
+  }
+  void Land(int32_t landing) override {
+    SharedRegion& region = *conn->shared();
+    if (landing >= 0)
+      for (size_t at = 0, i = 0; at < bytes; at += SharedRegion::kSlotBytes, ++i)
+        ParallelCopy(dst + at, range.Piece(i).p,
+                     std::min<size_t>(SharedRegion::kSlotBytes, bytes - at));
+    region.ReleaseRead(range);
   }
 };
 }  // namespace
@@ -149,21 +158,23 @@ cl_int ReadSharedLater(cl_command_queue q, cl_mem m, size_t off, size_t size, vo
   Connection& conn = q->conn();
   SharedRegion& region = *conn.shared();
   const size_t chunks = (size + SharedRegion::kSlotBytes - 1) / SharedRegion::kSlotBytes;
-  region.AcquireReadLease();
   auto sink = std::make_shared<SlotsSink>();
+  sink->range = region.AcquireRead(size);
   sink->conn = q->context->conn;
   sink->dst = static_cast<uint8_t*>(ptr);
   sink->bytes = size;
   sink->ev = e;
   sink->q = q;
   sink->left = chunks;
+  e->on_landing = [sink](cl_int status) { sink->Land(status); };
   q->AddPendingRead(e);
   Hold(e);
   Hold(q);
   for (size_t i = 0; i < chunks; ++i) {
     const size_t at = i * SharedRegion::kSlotBytes;
     const size_t len = std::min<size_t>(SharedRegion::kSlotBytes, size - at);
-    auto body = SlotRequest(q, m, i, chunks, event_id, n, list, off + at, len, region.ReadSlot(i).off);
+    auto body =
+        SlotRequest(q, m, i, chunks, event_id, n, list, off + at, len, sink->range.Piece(i).off);
     if (Status s = conn.StartRead(Op::ReadBuffer, body, sink, /*blocking=*/false, proto::kFlagShared); !s.ok()) {
       // The requests not sent count as failed replies: the last one lands the event.
       for (size_t j = i; j < chunks; ++j) sink->Done(s);

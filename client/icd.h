@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -145,6 +146,8 @@ struct _cl_command_queue : rgpu::client::ObjectBase {
   // before an earlier non-blocking one (the former from its reader, the latter from the
   // completion thread), so on an in-order queue a blocking read waits for those too.
   void WaitReadsBefore(uint64_t seq);
+  // Whether a read not landed yet fills memory overlapping `r`.
+  bool PendingReadOverlaps(rgpu::client::HostRange r);
   // Whether a read numbered below `seq` has not landed yet.
   bool ReadsPendingBefore(uint64_t seq);
   // Waits only for the reads that fill memory overlapping [p, p + len).
@@ -252,6 +255,9 @@ struct _cl_event : rgpu::client::ObjectBase {
   bool is_read = false;           // set before the event is shared
   rgpu::client::HostRange read_into;  // a read's host memory; set before the event is shared
   uint64_t read_seq = 0;              // the read's number in its queue; set with read_into
+  // Set before the read's request is sent; run (and cleared) by the thread that lands the
+  // event, just before it does (MarkLanded), so in the order of the queue's reads.
+  std::function<void(cl_int)> on_landing;
   // In-order queues: how many reads the queue had started when this command was enqueued.
   // Its completion implies theirs, so it is not reported complete before their data landed.
   uint64_t reads_before = 0;

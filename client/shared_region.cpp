@@ -15,7 +15,7 @@
 namespace rgpu::client {
 
 Result<std::unique_ptr<SharedRegion>> SharedRegion::Create() {
-  static_assert(kSlotBytes % proto::kSharedGranule == 0);
+  static_assert(kSlotBytes % proto::kSharedGranule == 0 && kSlotBytes % kReadUnit == 0);
   const uint64_t size = proto::kSharedHeader + 2 * kSlotsPerDirection * kSlotBytes;
   const int fd = memfd_create("rgpu-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return Status::Error(CL_OUT_OF_RESOURCES, std::string("memfd_create: ") + std::strerror(errno));
@@ -47,7 +47,37 @@ SharedRegion::Slot SharedRegion::SlotAt(size_t index) const {
   return Slot{off, base_ + off};
 }
 
-SharedRegion::Slot SharedRegion::ReadSlot(size_t i) { return SlotAt(kSlotsPerDirection + i % kSlotsPerDirection); }
+SharedRegion::ReadRange SharedRegion::AcquireRead(size_t bytes) {
+  const size_t units = std::clamp<size_t>((bytes + kReadUnit - 1) / kReadUnit, 1, kReadUnits);
+  std::unique_lock lk(read_mu_);
+  const uint64_t ticket = read_tickets_++;
+  size_t first = 0;
+  auto free_run = [&] {
+    for (first = 0; first + units <= kReadUnits; ++first) {
+      size_t n = 0;
+      while (n < units && !read_busy_[first + n]) ++n;
+      if (n == units) return true;
+      first += n;  // the unit after the free stretch is busy
+    }
+    return false;
+  };
+  read_cv_.wait(lk, [&] { return ticket == read_serving_ && free_run(); });
+  for (size_t u = first; u < first + units; ++u) read_busy_.set(u);
+  read_serving_++;
+  lk.unlock();
+  read_cv_.notify_all();  // the next ticket may fit beside this one
+  const Slot half = SlotAt(kSlotsPerDirection);
+  const uint64_t at = first * kReadUnit;
+  return ReadRange{half.off + at, half.p + at, first, units};
+}
+
+void SharedRegion::ReleaseRead(const ReadRange& r) {
+  {
+    std::lock_guard lk(read_mu_);
+    for (size_t u = r.first; u < r.first + r.units; ++u) read_busy_.reset(u);
+  }
+  read_cv_.notify_all();
+}
 
 bool SharedRegion::LendForWrite(size_t len, const std::function<bool()>& alive, Slot* slot) {
   const size_t granules = (len + proto::kSharedGranule - 1) / proto::kSharedGranule;

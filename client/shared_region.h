@@ -1,12 +1,16 @@
 // The client's end of a shared bulk region (proto/shared_region.h, docs/protocol.md
 // "Shared memory"): a sealed memfd, mapped here and, after AttachShared, in rgpud.
 //
-// Its data area has two halves, each used by one transfer at a time (write_mu / the read
-// lease), so that a write never waits behind a read that waits for the device. Writes take as many
-// granules (proto::kSharedGranule, 1 MiB) of their half as a piece needs, round robin, so
-// that many small writes can be in flight at once; reads use slots of kSlotBytes.
+// Its data area has two halves, so that a write never waits behind a read that waits for the
+// device. Writes take as many granules (proto::kSharedGranule, 1 MiB) of their half as a piece
+// needs, round robin, so that many small writes can be in flight at once. Reads take a range
+// of the read half in units of kReadUnit (ReadRange): a read that fits takes what it needs, so
+// that many non-blocking reads are in flight at once; a larger one takes the whole half and
+// streams through it in slots of kSlotBytes.
 #pragma once
 
+#include <algorithm>
+#include <bitset>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -43,24 +47,27 @@ class SharedRegion {
   // that rgpud has given back, marked lent (rgpud clears them when it is done with them).
   // Waits for them; false once `alive()` says the connection died. Holds write_mu.
   bool LendForWrite(size_t len, const std::function<bool()>& alive, Slot* slot);
-  // Read slot i (of kSlotsPerDirection, round robin); callers hold the read lease.
-  Slot ReadSlot(size_t i);
-
-  // The read half belongs to one read at a time. A blocking read holds it for its call; a
-  // non-blocking one from its enqueue until its data is copied out, on whichever thread sees
-  // its last reply, so it is a lease any thread may give back, not a mutex.
-  void AcquireReadLease() {
-    std::unique_lock lk(lease_mu_);
-    lease_cv_.wait(lk, [this] { return !read_leased_; });
-    read_leased_ = true;
-  }
-  void ReleaseReadLease() {
-    {
-      std::lock_guard lk(lease_mu_);
-      read_leased_ = false;
+  // A part of the read half, held by one read from its enqueue until its data is copied out
+  // (for a non-blocking read, on whichever thread sees its last reply).
+  struct ReadRange {
+    uint64_t off = 0;  // region offset of its first byte
+    uint8_t* p = nullptr;
+    size_t first = 0, units = 0;  // which kReadUnit units of the read half
+    // Where piece i of the read goes: pieces of kSlotBytes, in order; a range of the whole
+    // half holds kSlotsPerDirection of them and is used round robin.
+    Slot Piece(size_t i) const {
+      const size_t slots = (units * kReadUnit + kSlotBytes - 1) / kSlotBytes;
+      const uint64_t at = (i % slots) * kSlotBytes;
+      return Slot{off + at, p + at};
     }
-    lease_cv_.notify_one();
-  }
+  };
+  static constexpr uint64_t kReadUnit = uint64_t{64} << 10;
+  static constexpr size_t kReadUnits = kSlotsPerDirection * kSlotBytes / kReadUnit;
+  // Room for a read of `bytes`: the units it needs, contiguous (the whole half when it does
+  // not fit). Waits until they are free; waiters are served in the order they came, so that a
+  // large read is not passed over forever by small ones.
+  ReadRange AcquireRead(size_t bytes);
+  void ReleaseRead(const ReadRange& r);
 
   std::mutex write_mu;
 
@@ -72,9 +79,11 @@ class SharedRegion {
   uint8_t* base_;
   uint64_t size_;
   size_t next_granule_ = 0;  // GUARDED_BY(write_mu): where the next write piece starts
-  std::mutex lease_mu_;
-  std::condition_variable lease_cv_;
-  bool read_leased_ = false;  // GUARDED_BY(lease_mu_)
+  std::mutex read_mu_;
+  std::condition_variable read_cv_;
+  std::bitset<kReadUnits> read_busy_;  // GUARDED_BY(read_mu_)
+  uint64_t read_tickets_ = 0;          // GUARDED_BY(read_mu_): AcquireRead calls so far
+  uint64_t read_serving_ = 0;          // GUARDED_BY(read_mu_): the ticket whose turn it is
 };
 
 }  // namespace rgpu::client

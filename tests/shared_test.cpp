@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -158,6 +159,58 @@ TEST(Shared, NonBlockingReadsKeepTheirPlaceInTheQueue) {
     clReleaseEvent(events[i]);
   }
   clReleaseMemObject(m);
+}
+
+// Non-blocking reads that fit in the read half share it: each takes a range of its own, so
+// many are in flight at once. Reads of mixed sizes (more than the half holds in all, so that
+// ranges are waited for and reused) from two queues at once, each into memory of its own,
+// must each bring back exactly their buffer's bytes; and on one queue, a later read into the
+// same memory must leave its own bytes there.
+TEST(Shared, NonBlockingReadsInFlightTogetherStayApart) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const std::vector<size_t> sizes = {64 << 10, (64 << 10) + 1, 300 << 10, 1 << 20, 3 * kSlot / 2,
+                                     5 << 20,  kSlot,          100 << 10, 2 << 20, (1 << 20) - 7};
+  std::atomic<int> bad{0};
+  auto reader = [&](uint32_t seed) {
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(cl.ctx, cl.dev, 0, &err);
+    std::vector<cl_mem> bufs;
+    std::vector<std::vector<uint8_t>> data, back;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      data.push_back(Random(sizes[i], seed + static_cast<uint32_t>(i)));
+      bufs.push_back(clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizes[i],
+                                    data[i].data(), &err));
+      if (err != CL_SUCCESS) ++bad;
+    }
+    for (int round = 0; round < 3; ++round) {
+      back.assign(sizes.size(), {});
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        back[i].assign(sizes[i], 0);
+        if (clEnqueueReadBuffer(q, bufs[i], CL_FALSE, 0, sizes[i], back[i].data(), 0, nullptr,
+                                nullptr) != CL_SUCCESS)
+          ++bad;
+      }
+      if (clFinish(q) != CL_SUCCESS) ++bad;
+      for (size_t i = 0; i < sizes.size(); ++i)
+        if (back[i] != data[i]) ++bad;
+    }
+    // Two reads into the same memory, in order: the second one's bytes stay.
+    const size_t n = 200 << 10;
+    std::vector<uint8_t> into(n, 0);
+    for (int round = 0; round < 20; ++round) {
+      clEnqueueReadBuffer(q, bufs[2], CL_FALSE, 0, n, into.data(), 0, nullptr, nullptr);
+      clEnqueueReadBuffer(q, bufs[8], CL_FALSE, 0, n, into.data(), 0, nullptr, nullptr);
+      clFinish(q);
+      if (!std::equal(into.begin(), into.end(), data[8].begin())) ++bad;
+    }
+    for (cl_mem m : bufs) clReleaseMemObject(m);
+    clReleaseCommandQueue(q);
+  };
+  std::thread other(reader, 1000);
+  reader(2000);
+  other.join();
+  EXPECT_EQ(bad.load(), 0);
 }
 
 // A write and a blocking read that wait on a user event another thread sets later: neither
