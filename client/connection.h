@@ -76,10 +76,6 @@ struct ReadSink {
   virtual void Done(const Status& s) = 0;
   // Where `len` bytes at `off` may be received directly (no intermediate copy), or null.
   virtual uint8_t* Direct(size_t off, size_t len) { return nullptr; }
-  // The read's data must not reach the application's memory as it arrives (an earlier read
-  // of the queue fills overlapping memory, and rgpud may answer that one later): keep it
-  // until Land.
-  virtual void Stage() {}
   // Run once, just before the read's event lands, in the order of the queue's reads
   // (ReadLanded): where staged data goes to the application.
   virtual void Land(int32_t status) {}

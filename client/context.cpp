@@ -279,10 +279,10 @@ void _cl_command_queue::AddPendingRead(cl_event e) {
   pending_reads.push_back({e->read_into, e->read_seq});
 }
 
-bool _cl_command_queue::PendingReadOverlaps(rgpu::client::HostRange r) {
+bool _cl_command_queue::EarlierReadPendingInto(uint64_t seq, rgpu::client::HostRange r) {
   std::lock_guard lk(mu);
   return std::any_of(pending_reads.begin(), pending_reads.end(),
-                     [&](const auto& p) { return p.into.Overlaps(r); });
+                     [&](const auto& p) { return p.seq < seq && p.into.Overlaps(r); });
 }
 
 bool _cl_command_queue::ReadsPendingBefore(uint64_t seq) {

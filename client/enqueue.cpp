@@ -40,22 +40,29 @@ cl_int CheckMem(cl_command_queue q, cl_mem m) {
 bool InBounds(cl_mem m, size_t off, size_t size) { return off <= m->size && size <= m->size - off; }
 
 // Data of a read lands straight in the application's memory as chunks arrive, unless an
-// earlier read of the queue fills overlapping memory (Stage): then it lands in order.
+// earlier read of an in-order queue that fills overlapping memory is still pending when the
+// first chunk comes (rgpud may answer a later read first: a blocking one from its reader, or
+// as completion callbacks run): then the data waits and is copied in as the event lands, in
+// the queue's order. Chunks of one read arrive on one thread, one after another.
 struct LinearSink : ReadSink {
   uint8_t* dst;
   cl_event ev;
   cl_command_queue q;
-  std::vector<uint8_t> staged;
-  bool staging = false;
-  uint8_t* To(size_t off) { return (staging ? staged.data() : dst) + off; }
+  std::unique_ptr<uint8_t[]> staged;  // set at the first chunk when the data must wait
+  bool decided = false;
+  uint8_t* To(size_t off) {
+    if (!decided) {
+      decided = true;
+      if (!(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) &&
+          q->EarlierReadPendingInto(ev->read_seq, ev->read_into))
+        staged.reset(new uint8_t[size]);
+    }
+    return (staged ? staged.get() : dst) + off;
+  }
   void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(To(off), p, len); }
   uint8_t* Direct(size_t off, size_t) override { return To(off); }
-  void Stage() override {
-    staged.resize(size);
-    staging = true;
-  }
   void Land(int32_t status) override {
-    if (staging && status >= 0) std::memcpy(dst, staged.data(), size);
+    if (staged && status >= 0) std::memcpy(dst, staged.get(), size);
   }
   void Done(const Status& s) override {
     ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
@@ -75,11 +82,6 @@ cl_event ReadEvent(Command& c, cl_command_type type, cl_event* event, HostRange 
 
 cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, cl_bool blocking,
                  cl_command_type type, cl_event* event) {
-  // rgpud may answer a later read of an in-order queue before an earlier one (the two from
-  // different threads of its own): where their memory overlaps, the later one's data waits.
-  if (!(c.q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) &&
-      c.q->PendingReadOverlaps(e->read_into))
-    sink->Stage();
   e->on_landing = [sink](cl_int status) { sink->Land(status); };
   c.q->AddPendingRead(e);
   Hold(e);

@@ -146,8 +146,10 @@ struct _cl_command_queue : rgpu::client::ObjectBase {
   // before an earlier non-blocking one (the former from its reader, the latter from the
   // completion thread), so on an in-order queue a blocking read waits for those too.
   void WaitReadsBefore(uint64_t seq);
-  // Whether a read not landed yet fills memory overlapping `r`.
-  bool PendingReadOverlaps(rgpu::client::HostRange r);
+  // Whether a read numbered below `seq` that fills memory overlapping `r` is still pending: its
+  // data may not be in place yet (a read staged, scattered or copied from the shared region
+  // puts it there only as its event lands).
+  bool EarlierReadPendingInto(uint64_t seq, rgpu::client::HostRange r);
   // Whether a read numbered below `seq` has not landed yet.
   bool ReadsPendingBefore(uint64_t seq);
   // Waits only for the reads that fill memory overlapping [p, p + len).

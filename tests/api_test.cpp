@@ -223,29 +223,37 @@ TEST_F(Api, PiecedTransfersAtOffsetsAreExact) {
 TEST_F(Api, ReadsIntoTheSameMemoryLandInQueueOrder) {
   // Two reads of an in-order queue into the same memory, the first non-blocking: the later
   // one's bytes are what stays, whichever answer rgpud sends first. Sizes that go over the
-  // socket and through the shared region; the later read non-blocking, blocking, or
-  // rectangular (packed, then scattered).
+  // socket and through the shared region; the later read non-blocking, blocking, rectangular
+  // (packed, then scattered), or small and into part of the memory.
   for (size_t size : {size_t{4} << 10, size_t{200} << 10, size_t{2} << 20}) {
     SCOPED_TRACE(testing::Message() << size << " bytes");
     std::vector<uint8_t> ones(size, 1), twos(size, 2), into(size);
     cl_mem a = Buffer(size, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, ones.data());
     cl_mem b = Buffer(size, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, twos.data());
     int wrong = 0;
-    for (int round = 0; round < 45; ++round) {
+    for (int round = 0; round < 48; ++round) {
       ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_FALSE, 0, size, into.data(), 0, nullptr, nullptr),
                 CL_SUCCESS);
-      if (round % 3 < 2) {  // non-blocking, then blocking (a read in the call)
-        const cl_bool blocking = round % 3 == 1 ? CL_TRUE : CL_FALSE;
+      std::vector<uint8_t> expect = twos;
+      if (round % 4 < 2) {  // non-blocking, then blocking (a read in the call)
+        const cl_bool blocking = round % 4 == 1 ? CL_TRUE : CL_FALSE;
         ASSERT_EQ(clEnqueueReadBuffer(q_, b, blocking, 0, size, into.data(), 0, nullptr, nullptr),
                   CL_SUCCESS);
-      } else {
+      } else if (round % 4 == 2) {
         const size_t origin[3] = {0, 0, 0}, region[3] = {size / 4, 4, 1};
         ASSERT_EQ(clEnqueueReadBufferRect(q_, b, CL_FALSE, origin, origin, region, 0, 0, 0, 0,
                                           into.data(), 0, nullptr, nullptr),
                   CL_SUCCESS);
+      } else {  // a small read (over the socket) into part of the memory
+        const size_t part = std::min<size_t>(size, 1000);
+        ASSERT_EQ(clEnqueueReadBuffer(q_, b, CL_FALSE, 0, part, into.data() + 8, 0, nullptr,
+                                      nullptr),
+                  CL_SUCCESS);
+        expect = ones;
+        std::fill(expect.begin() + 8, expect.begin() + 8 + part, 2);
       }
       ASSERT_EQ(clFinish(q_), CL_SUCCESS);
-      if (into != twos) ++wrong;
+      if (into != expect) ++wrong;
     }
     EXPECT_EQ(wrong, 0) << "rounds in which the earlier read's bytes stayed";
     clReleaseMemObject(a);
