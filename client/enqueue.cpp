@@ -5,6 +5,7 @@
 
 #include "client/enqueue_common.h"
 #include "client/enqueue_shared.h"
+#include "client/parallel_copy.h"
 #include "proto/info.h"
 #include "proto/messages.h"
 #include "proto/pieces.h"
@@ -62,7 +63,7 @@ struct LinearSink : ReadSink {
   void Data(size_t off, const uint8_t* p, size_t len) override { std::memcpy(To(off), p, len); }
   uint8_t* Direct(size_t off, size_t) override { return To(off); }
   void Land(int32_t status) override {
-    if (staged && status >= 0) std::memcpy(dst, staged.get(), size);
+    if (staged && status >= 0) ParallelCopy(dst, staged.get(), size);
   }
   void Done(const Status& s) override {
     ReadLanded(ev, q, s.ok() ? CL_COMPLETE : s.code());
