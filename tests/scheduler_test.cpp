@@ -545,6 +545,27 @@ TEST_F(SchedulerTest, WorkThatOverrunsItsTurnDoesNotHoldOtherTenantsBack) {
   EXPECT_EQ(LaunchesOf(a).size(), 1u)
       << "nothing more of a ran while its work-group was on the device";
   ExpectEveryGroupOnce(LaunchesOf(a), 1);
+
+  // The same kernel launched again (a persistent kernel's next round) goes on as overrunning
+  // work from the start: the next tenant's launch does not wait a quantum and the allowance.
+  Launch(b, 1);
+  dev_.RunUntilIdle(dev_.NowNs() + 1'000'000);
+  Launch(a, 1);  // b is active: held
+  ASSERT_TRUE(dev_.WaitFor([](auto& ls) {
+    return std::count_if(ls.begin(), ls.end(), [](auto& l) { return l.kernel == "a" && l.run; }) ==
+           2;
+  }));
+  const size_t b_before = LaunchesOf(b).size();
+  const uint64_t submitted = dev_.NowNs();
+  Launch(b, 4);  // held: a's run is in flight
+  for (int i = 0; i < 400 && LaunchesOf(b).size() == b_before; ++i) {
+    dev_.Advance(100'000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GT(LaunchesOf(b).size(), b_before) << "b's launch waited for a's second run";
+  EXPECT_LT(LaunchesOf(b).back().start_ns, submitted + 5'000'000)
+      << "b waited as if a's kernel had never overrun its turn";
+  EXPECT_FALSE(LaunchesOf(a).back().complete);
 }
 
 TEST_F(SchedulerTest, EndingSessionStopsItsRunAndFailsItsHeldLaunches) {

@@ -692,6 +692,7 @@ bool Scheduler::ReleaseOverrun(Clock::time_point now) {
   // Only the head of a tenant's queue is ever dispatched, so everything of the tenant on the
   // device is that launch's.
   auto& h = *on_device_->queue.front();
+  overran_kernels_.insert(h.req.sched_kernel);
   StopRuns(h.req.session_id);  // a run past its quantum has had one; a stop costs nothing
   spdlog::info(
       "fair: tenant {}'s work on the device made no progress for {:.1f} ms; the next tenant "
@@ -837,6 +838,11 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   h->next += count;
   h->in_flight++;
   pick->in_flight++;
+  if (overran_kernels_.count(h->req.sched_kernel) > 0 && !h->overran) {
+    // Its kernel's work overran its turn before (a persistent kernel): it goes on as such.
+    h->overran = true;
+    overran_++;
+  }
   if (overran_ > 0) {
     // Work that overran its turn is on the device, and the GPU time-slices it with whatever
     // else is there: one tenant at a time would leave the others a share of one tenant among
@@ -1156,6 +1162,7 @@ void Scheduler::ForgetKernel(BkKernel* kernel) {
   cost_ns_.erase(kernel);
   group_cost_ns_.erase(kernel);
   narrow_.erase(kernel);
+  overran_kernels_.erase(kernel);
 }
 
 void Scheduler::UpdateLaunchCost(const CostKey& key, double ns) {

@@ -36,6 +36,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "server/backend/backend.h"
@@ -321,6 +322,11 @@ class Scheduler {
     int Pick() const;
   };
   std::unordered_map<BkKernel*, NarrowRuns> narrow_;  // GUARDED_BY(mu_)
+  // Kernels (dispatcher handles) whose held work overran its turn (ReleaseOverrun): their next
+  // launches go on the device as overrunning work from the start, so the tenants behind them
+  // do not wait a quantum plus overrun_us each time (a persistent kernel launched again).
+  // Erased by ForgetKernel.
+  std::unordered_set<BkKernel*> overran_kernels_;   // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
   double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
   DeviceLedger ledger_;                             // GUARDED_BY(mu_)
