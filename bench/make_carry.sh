@@ -18,9 +18,7 @@ done
 cp "${RGPUD_FROM:-$build}/server/rgpud" "$C/server/"
 cp "${ICD_FROM:-$build}/client/librgpu-icd.so" "$C/client/"
 strip "$C"/bench/* "$C/server/rgpud" "$C/client/librgpu-icd.so"
-for f in "$C"/bench/* "$C/server/rgpud" "$C/client/librgpu-icd.so"; do
-  ldd "$f" | awk '/=> \// {print $3}'
-done | sort -u | grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
-  xargs -r cp -L -t "$C/lib/"
+. "$(dirname "$0")/../scripts/carry_libs.sh"
+carry_libs "$C/lib" "$C"/bench/* "$C/server/rgpud" "$C/client/librgpu-icd.so"
 git -C "${RGPUD_FROM:-$build}" rev-parse --short HEAD >"$C/COMMIT" 2>/dev/null || true
 du -sh "$C"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <thread>
+#include <utility>
 
 #include "client/icd.h"
 #include "proto/messages.h"
@@ -153,11 +154,7 @@ namespace {
 
 // A read's data is in the application's memory: its event may complete.
 void MarkLanded(cl_event e, cl_int status) {
-  if (e->on_landing) {
-    auto land = std::move(e->on_landing);
-    e->on_landing = nullptr;
-    land(status);
-  }
+  if (auto land = std::exchange(e->on_landing, nullptr)) land(status);
   bool run = false;
   {
     std::lock_guard lk(e->mu);

@@ -9,7 +9,6 @@
 // streams through it in slots of kSlotBytes.
 #pragma once
 
-#include <algorithm>
 #include <bitset>
 #include <condition_variable>
 #include <cstddef>

@@ -14,9 +14,8 @@ build=${2:-build}
 rm -rf "$C" && mkdir -p "$C/lib"
 cp "${RGPUD_FROM:-$build}/server/rgpud" "$build/client/librgpu-icd.so" "$C/"
 strip "$C/rgpud" "$C/librgpu-icd.so"
-for f in "$C/rgpud" "$C/librgpu-icd.so"; do ldd "$f" | awk '/=> \// {print $3}'; done | sort -u |
-  grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
-  xargs -r cp -L -t "$C/lib/"
+. "$(dirname "$0")/../../scripts/carry_libs.sh"
+carry_libs "$C/lib" "$C/rgpud" "$C/librgpu-icd.so"
 git -C "${RGPUD_FROM:-$build}" rev-parse --short HEAD >"$C/COMMIT" 2>/dev/null || true
 mkdir -p .lab-deps/include
 for h in toml++ CLI nlohmann CL; do cp -r "/usr/include/$h" .lab-deps/include/; done
