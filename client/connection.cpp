@@ -1,9 +1,9 @@
 #include "client/connection.h"
 
 #include <CL/cl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -29,6 +29,11 @@ bool ManyCpus() { return std::thread::hardware_concurrency() >= 8; }
 // Beyond this much buffered, an asynchronous request writes out itself instead of waiting
 // for the flusher, which bounds the client's memory when it enqueues faster than we send.
 constexpr size_t kFlushThreshold = size_t{256} * 1024;
+
+// Asynchronous requests come in bursts: the first one after a write arms the flush timer
+// for this long, so that the server reads tens of them per system call rather than a few
+// (on TCP each write is a segment). Synchronous calls and clFlush write out at once.
+constexpr std::chrono::microseconds kGather{20};
 
 Reply ParseReply(std::vector<uint8_t> body) {
   Reply rep;
@@ -68,6 +73,10 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   c->in_ = std::make_unique<proto::BufferedReader>(c->stream_.get());
   const char* pump = std::getenv("RGPU_SPIN_RECV");
   c->pump_ = c->stream_->PollShowsData() && !(pump && std::string(pump) == "0");
+  c->flush_timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+  if (c->flush_timer_ < 0)
+    return Status::Error(CL_OUT_OF_HOST_MEMORY,
+                         std::string("timerfd_create: ") + std::strerror(errno));
   c->receiver_ = std::thread([raw = c.get()] { raw->ReceiveLoop(); });
   c->flusher_ = std::thread([raw = c.get()] { raw->FlushLoop(); });
   if (c->peer_timeout_.count() > 0) {
@@ -81,10 +90,11 @@ Connection::~Connection() {
   {
     std::lock_guard lk(buf_mu_);
     stopping_ = true;
-    buf_cv_.notify_all();
+    if (flush_timer_ >= 0) ArmFlush(std::chrono::nanoseconds(0));
     watch_cv_.notify_all();
   }
   if (flusher_.joinable()) flusher_.join();
+  if (flush_timer_ >= 0) close(flush_timer_);
   if (watcher_.joinable()) watcher_.join();
   if (alive_) {
     std::lock_guard wl(write_mu_);
@@ -279,6 +289,12 @@ Status Connection::WriteOut() {
   if (out_.empty()) {
     chunk.clear();
     out_.swap(chunk);
+    // Everything went: the flusher has nothing to do, so it need not wake.
+    if (flush_armed_) {
+      const itimerspec off{};
+      timerfd_settime(flush_timer_, 0, &off, nullptr);
+      flush_armed_ = flush_soon_ = false;
+    }
   }
   return s;
 }
@@ -324,19 +340,17 @@ Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* dat
                         size_t data_len) {
   if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
   if (data_len >= proto::kDataChunk) return SendBulk(op, 0, body, data, data_len);
-  bool wake = false, write_now = false;
+  bool write_now = false;
   {
     std::lock_guard lk(buf_mu_);
     AppendFrame(op, 0, body.data(), body.size(), data, data_len);
     write_now = out_.size() >= kFlushThreshold;
-    wake = !write_now && flusher_idle_;
-    if (wake) flusher_idle_ = false;
+    if (!write_now) ScheduleFlush();
   }
   if (write_now) {
     std::lock_guard wl(write_mu_);
     return WriteOut();
   }
-  if (wake) buf_cv_.notify_one();
   return Status::Ok();
 }
 
@@ -394,39 +408,43 @@ Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
     }
     return WriteOut();
   }
-  bool wake = false;
-  {
-    std::lock_guard lk(buf_mu_);
-    AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, flags);
-    wake = flusher_idle_;
-    if (wake) flusher_idle_ = false;
-  }
-  if (wake) buf_cv_.notify_one();
+  std::lock_guard lk(buf_mu_);
+  AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, flags);
+  ScheduleFlush();
   return Status::Ok();
 }
 
+void Connection::ArmFlush(std::chrono::nanoseconds delay) {
+  itimerspec when{};
+  // A zero time would disarm the timer: "at once" is the next nanosecond.
+  when.it_value.tv_sec = static_cast<time_t>(delay.count() / 1000000000);
+  when.it_value.tv_nsec = static_cast<long>(std::max<int64_t>(delay.count() % 1000000000, 1));
+  timerfd_settime(flush_timer_, 0, &when, nullptr);
+}
+
+void Connection::ScheduleFlush() {
+  if (!flush_armed_) {
+    flush_armed_ = true;
+    ArmFlush(kGather);
+  } else if (!flush_soon_ && out_.size() >= kFlushThreshold / 4) {
+    // Enough gathered to be worth a write now.
+    flush_soon_ = true;
+    ArmFlush(std::chrono::nanoseconds(0));
+  }
+}
+
 void Connection::FlushLoop() {
-  // Its short waits below should stay short.
-  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-  std::unique_lock lk(buf_mu_);
   for (;;) {
-    if (stopping_) return;
-    if (out_.empty()) {
-      flusher_idle_ = true;
-      buf_cv_.wait(lk, [&] { return stopping_ || !flusher_idle_; });
-      // Asynchronous requests come in bursts: gather for a moment, so that the server reads
-      // tens of them per system call rather than a few (on TCP each write is a segment).
-      // Synchronous calls and clFlush write out themselves and never wait for this.
-      buf_cv_.wait_for(lk, std::chrono::microseconds(20),
-                       [&] { return stopping_ || out_.size() >= kFlushThreshold / 4; });
-      continue;
-    }
-    lk.unlock();
+    uint64_t fired = 0;
+    if (read(flush_timer_, &fired, sizeof(fired)) < 0 && errno != EINTR && errno != EAGAIN) return;
     {
-      std::lock_guard wl(write_mu_);
-      WriteOut();
+      std::lock_guard lk(buf_mu_);
+      if (stopping_) return;
+      // Requests queued from here on arm the timer again.
+      flush_armed_ = flush_soon_ = false;
     }
-    lk.lock();
+    std::lock_guard wl(write_mu_);
+    WriteOut();
   }
 }
 
@@ -455,10 +473,7 @@ void Connection::WatchLoop() {
       // Queued like any request and written by the flusher: this thread never blocks on
       // the socket, so a stalled send cannot keep it from noticing a dead server.
       AppendFrame(Op::Heartbeat, 0, nullptr, 0, nullptr, 0);
-      if (flusher_idle_) {
-        flusher_idle_ = false;
-        buf_cv_.notify_one();
-      }
+      ScheduleFlush();
     }
   }
 }

@@ -162,7 +162,13 @@ class Connection {
   // Handles the frames that can be read now without waiting, unless another thread is
   // reading (requires nothing; takes recv_mu_ if free).
   void PumpFrames();
+  // Writes out what asynchronous calls queued, when the flush timer fires.
   void FlushLoop();
+  // Sets the flush timer to fire `delay` from now (at once for 0). Requires buf_mu_.
+  void ArmFlush(std::chrono::nanoseconds delay);
+  // After something queued: the flusher writes it out within kGather unless a synchronous
+  // call does first. Requires buf_mu_.
+  void ScheduleFlush();
   // With a server that speaks Heartbeat: sends one when nothing was sent for the interval
   // the server named, and fails the connection (every pending and later call) when the
   // server showed no life for its timeout. Never waits on the socket or the device.
@@ -187,10 +193,14 @@ class Connection {
   std::mutex bulk_mu_;   // one bulk upload at a time: PutData chunks share the staging area
   std::mutex write_mu_;  // held while writing to the socket; orders whole frames
   std::mutex buf_mu_;
-  std::condition_variable buf_cv_;
   std::vector<uint8_t> out_;  // GUARDED_BY(buf_mu_): frames not yet written
-  bool flusher_idle_ = false;  // GUARDED_BY(buf_mu_)
-  bool stopping_ = false;      // GUARDED_BY(buf_mu_)
+  // The flusher sleeps in a read of this one-shot timer (a timerfd). Queuing a request arms
+  // it instead of waking the flusher: a synchronous call that comes within the gathering
+  // time writes everything out itself and disarms it, so no thread is woken at all.
+  int flush_timer_ = -1;
+  bool flush_armed_ = false;  // GUARDED_BY(buf_mu_): the timer is set and out_ waits for it
+  bool flush_soon_ = false;   // GUARDED_BY(buf_mu_): set to fire at once (out_ is large)
+  bool stopping_ = false;     // GUARDED_BY(buf_mu_)
 
   struct Pending {
     std::atomic<bool> done{false};  // set under mu_, read without it while spinning

@@ -49,7 +49,10 @@ void Outbox::PushFramed(std::vector<uint8_t> frames) {
       pending_ += rest.body.size();
       control_.push_front(std::move(rest));
     }
-    cv_.notify_all();
+    // The writer sleeps until there is something to send. Waking it when there is nothing
+    // (the usual case: the answer went out whole) cost a thread wake-up per answer, which
+    // on a small machine takes a core from the device's own threads.
+    if (closed_ || !control_.empty() || !bulk_.empty()) cv_.notify_one();
     return;
   }
   Frame f;

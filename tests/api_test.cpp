@@ -766,6 +766,50 @@ TEST_F(Api, EventsAcrossQueuesUserEventsCallbacksProfiling) {
   clReleaseProgram(p);
 }
 
+// Commands queued without any call that waits (or clFlush) still reach the device: a lone
+// one, a burst larger than one gathering, and a lone one again after a call that waited wrote
+// everything out itself. The only sign is the completion callback, which rgpud sends when
+// the command ran.
+TEST_F(Api, QueuedCommandsGoOutWithoutAFlush) {
+  cl_program p = Build(kKernels);
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "add_one", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  int zero = 0;
+  cl_mem m = Buffer(sizeof zero, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &zero);
+  clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+  const size_t g = 1;
+  int expected = 0;
+  auto launch_and_wait_for_callback = [&](int launches, const char* what) {
+    cl_event last = nullptr;
+    for (int i = 0; i < launches; ++i)
+      ASSERT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &g, nullptr, 0, nullptr,
+                                       i + 1 == launches ? &last : nullptr),
+                CL_SUCCESS);
+    expected += launches;
+    std::atomic<int> called{0};
+    ASSERT_EQ(clSetEventCallback(last, CL_COMPLETE, CountCallback, &called), CL_SUCCESS);
+    for (int i = 0; i < 1000 && called.load() == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(called.load(), 1) << what << ": not run 5 s after it was queued";
+    clReleaseEvent(last);
+  };
+  launch_and_wait_for_callback(1, "a lone launch");
+  launch_and_wait_for_callback(5000, "a burst of 5000 launches");
+  int got = -1;
+  ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 0, sizeof got, &got, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(got, expected);
+  // The blocking read above wrote out what was queued and stood the flusher down.
+  launch_and_wait_for_callback(1, "a lone launch after a blocking read");
+  ASSERT_EQ(clEnqueueReadBuffer(q_, m, CL_TRUE, 0, sizeof got, &got, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(got, expected);
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 TEST_F(Api, FailedUserEventFailsItsDependents) {
   cl_int err;
   cl_event gate = clCreateUserEvent(ctx_, &err);
