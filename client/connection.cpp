@@ -437,14 +437,22 @@ void Connection::FlushLoop() {
   for (;;) {
     uint64_t fired = 0;
     if (read(flush_timer_, &fired, sizeof(fired)) < 0 && errno != EINTR && errno != EAGAIN) return;
-    {
-      std::lock_guard lk(buf_mu_);
-      if (stopping_) return;
-      // Requests queued from here on arm the timer again.
-      flush_armed_ = flush_soon_ = false;
+    // Write, and write again at once while the application queues more during each write (a
+    // long burst streams out as it comes); back to the timer when a write finds nothing new.
+    for (;;) {
+      {
+        std::lock_guard lk(buf_mu_);
+        if (stopping_) return;
+        if (out_.empty()) {
+          flush_armed_ = flush_soon_ = false;
+          break;
+        }
+        // Requests queued during this write need not set the timer: this loop takes them.
+        flush_armed_ = flush_soon_ = true;
+      }
+      std::lock_guard wl(write_mu_);
+      WriteOut();
     }
-    std::lock_guard wl(write_mu_);
-    WriteOut();
   }
 }
 
