@@ -373,6 +373,38 @@ TEST_P(SampleEveryTest, ShortLaunchesGetAnEventOnceInSampleEvery) {
 
 INSTANTIATE_TEST_SUITE_P(Intervals, SampleEveryTest, ::testing::Values(8u, 64u));
 
+// A tenant with no other tenant active samples the events of launches up to 2 ms too (a
+// request's kernel), not only short ones; longer launches, and any beside another active tenant
+// (whose kernels the ledger shares the device time with), have an event each.
+TEST_F(SchedulerTest, LaunchesOfATenantAloneSampleTheirEventsUpToTwoMilliseconds) {
+  SchedulerOptions o;
+  o.policy = Policy::Fifo;  // every launch direct, also beside another tenant
+  o.sample_every = 16;
+  Start(o);
+  auto& t = AddTenant("t");
+  auto events_of = [&](const TenantSetup& x) {
+    size_t n = 0;
+    for (auto& l : LaunchesOf(x)) n += l.event;
+    return n;
+  };
+  dev_.SetGroupCost("t", 100'000);  // 4 work-groups: a 400 us kernel
+  Launch(t, 4, false, false);       // unmeasured: an event, to measure it
+  dev_.RunUntilIdle();
+  for (int i = 0; i < 32; ++i) Launch(t, 4, false, false);
+  dev_.RunUntilIdle();
+  EXPECT_EQ(events_of(t), 1u + 32 / 16) << "400 us launches of a tenant alone";
+  size_t before = events_of(t);
+  for (int i = 0; i < 8; ++i) Launch(t, 50, false, false);  // 5 ms each
+  dev_.RunUntilIdle();
+  EXPECT_EQ(events_of(t), before + 8) << "5 ms launches: every one has its event";
+  auto& u = AddTenant("u");
+  Launch(u, 1, false, false);
+  before = events_of(t);
+  for (int i = 0; i < 4; ++i) Launch(t, 4, false, false);
+  dev_.RunUntilIdle();
+  EXPECT_EQ(events_of(t), before + 4) << "400 us launches beside another active tenant";
+}
+
 // lc_narrow_width fixes the width: every narrow run is that many work-groups per unit.
 TEST_F(SchedulerTest, NarrowWidthCanBeFixed) {
   SchedulerOptions o;
