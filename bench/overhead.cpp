@@ -434,30 +434,16 @@ std::vector<double> RequestTargetsUs(const json& runs) {
   return t;
 }
 
-// Requests (issue 12): what rgpu adds to a kernel + 4-byte read, per kernel length, and
-// where: before the kernel starts, or after it ends (from its profiling times).
-std::string RequestsMarkdown(json& runs) {
-  const auto targets = RequestTargetsUs(runs);
-  if (targets.empty()) return "";
-  std::ostringstream md;
-  md << "## Requests: a kernel, then a 4-byte blocking read (µs; device idle at arrival)\n\n"
-        "| kernel | native p50 | p99 | rgpu unix p50 | p99 | rgpu tcp p50 | p99 | "
-        "added unix p50 / p99 | added tcp p50 / p99 |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (double t : targets) {
-    auto q = [&](const char* run, const char* p) { return Get(RequestRow(runs[run], t), {"request_us", p}); };
-    md << "| " << Fmt(Get(RequestRow(runs["native"], t), {"kernel_us"}), 0);
-    for (const char* run : {"native", "rgpu_unix", "rgpu_tcp"}) md << " | " << Fmt(q(run, "p50")) << " | " << Fmt(q(run, "p99"));
-    for (const char* run : {"rgpu_unix", "rgpu_tcp"})
-      md << " | " << Fmt(q(run, "p50") - q("native", "p50")) << " / " << Fmt(q(run, "p99") - q("native", "p99"));
-    md << " |\n";
-  }
-  md << "\nBack to back (µs; the next request as soon as the last one's read returns):\n\n"
-        "| kernel | native p50 | p99 | rgpu unix p50 | p99 | rgpu tcp p50 | p99 | "
+// One table per series of requests (`request_us`: after a pause; `request_b2b_us`: back to
+// back): native and rgpu p50 / p99 per kernel length, and what rgpu adds.
+void RequestTable(std::ostringstream& md, json& runs, const std::vector<double>& targets,
+                  const char* series) {
+  md << "| kernel | native p50 | p99 | rgpu unix p50 | p99 | rgpu tcp p50 | p99 | "
         "added unix p50 / p99 | added tcp p50 / p99 "
         "|\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (double t : targets) {
     auto q = [&](const char* run, const char* p) {
-      return Get(RequestRow(runs[run], t), {"request_b2b_us", p});
+      return Get(RequestRow(runs[run], t), {series, p});
     };
     md << "| " << Fmt(Get(RequestRow(runs["native"], t), {"kernel_us"}), 0);
     for (const char* run : {"native", "rgpu_unix", "rgpu_tcp"})
@@ -467,6 +453,19 @@ std::string RequestsMarkdown(json& runs) {
          << Fmt(q(run, "p99") - q("native", "p99"));
     md << " |\n";
   }
+}
+
+// Requests (issue 12): what rgpu adds to a kernel + 4-byte read, per kernel length, after a
+// pause and back to back, and where: before the kernel starts, or after it ends (from its
+// profiling times).
+std::string RequestsMarkdown(json& runs) {
+  const auto targets = RequestTargetsUs(runs);
+  if (targets.empty()) return "";
+  std::ostringstream md;
+  md << "## Requests: a kernel, then a 4-byte blocking read (µs; device idle at arrival)\n\n";
+  RequestTable(md, runs, targets, "request_us");
+  md << "\nBack to back (µs; the next request as soon as the last one's read returns):\n\n";
+  RequestTable(md, runs, targets, "request_b2b_us");
   md << "\nWhere the time goes (p50, µs, from the kernel's profiling times against the host clock; "
         "\"–\" where the device's profiling clock is not the host's):\n\n"
         "| kernel | native before / after | rgpu unix before / after | rgpu tcp before / after |\n"

@@ -497,16 +497,23 @@ json Requests(ClSetup& cl, const json& spec) {
     // Requests arrive to an idle device, after a pause of 0.2-1 ms, as a lightly loaded
     // service sees them.
     std::uniform_int_distribution<int> gap_us(200, 1000);
-    const int n = std::clamp(static_cast<int>(budget_s * 1e6 / (kernel_us + 600)), 50, max_requests);
-    std::vector<double> total;
+    const int n =
+        std::clamp(static_cast<int>(budget_s * 1e6 / (kernel_us + 600)), 50, max_requests);
     cl_uint value = 0;
-    for (int i = -10; i < n; ++i) {
-      std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+    // One request, timed: the kernel, then the blocking 4-byte read of its result.
+    auto request_us = [&] {
       auto t0 = Clock::now();
       CL_CHECK(clEnqueueNDRangeKernel(cl.q, s.k, 1, nullptr, &s.global, &s.local, 0, nullptr, nullptr));
       CL_CHECK(clEnqueueReadBuffer(cl.q, s.out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
-      if (i >= 0) total.push_back(Us(Clock::now() - t0));
+      const double us = Us(Clock::now() - t0);
       if (value != iters) throw std::runtime_error("spin kernel result wrong");
+      return us;
+    };
+    std::vector<double> total;
+    for (int i = -10; i < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(gap_us(rng)));
+      const double us = request_us();
+      if (i >= 0) total.push_back(us);
     }
     // Back to back: the next request as soon as the last one's read returns, as a busy
     // service or a burst sees them. Natively the device and driver stay warm and a request
@@ -515,13 +522,8 @@ json Requests(ClSetup& cl, const json& spec) {
         std::clamp(static_cast<int>(budget_s * 1e6 / 2 / (kernel_us + 50)), 50, max_requests);
     std::vector<double> b2b;
     for (int i = -10; i < nbb; ++i) {
-      auto t0 = Clock::now();
-      CL_CHECK(
-          clEnqueueNDRangeKernel(cl.q, s.k, 1, nullptr, &s.global, &s.local, 0, nullptr, nullptr));
-      CL_CHECK(
-          clEnqueueReadBuffer(cl.q, s.out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
-      if (i >= 0) b2b.push_back(Us(Clock::now() - t0));
-      if (value != iters) throw std::runtime_error("spin kernel result wrong");
+      const double us = request_us();
+      if (i >= 0) b2b.push_back(us);
     }
     // Where the time goes: the same requests on a profiling queue with the kernel's event.
     // When the device's profiling clock is one of the host's clocks (NVIDIA's is), the

@@ -289,12 +289,14 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
   CostBySize& sizes = launch_cost_[ck.kernel];
   if (sizes.size() >= kMaxCostSizes && !sizes.count(ck.items)) sizes.clear();
   LaunchCost& cost = sizes[ck.items];
-  const bool alone = !OthersActive(st, Now());
+  // Asked only where it decides: a short best-effort launch (every launch of a burst) never
+  // looks at the other tenants.
+  auto alone = [&] { return !OthersActive(st, Now()); };
   // A latency-critical launch with no other tenant about: nothing waits for its end.
-  const bool lc_alone = c.latency_critical && options_.lc_sampled_events && !lc_trace_ && alone;
+  const bool lc_alone = c.latency_critical && options_.lc_sampled_events && !lc_trace_ && alone();
   if (!req.want_event && (!c.latency_critical || lc_alone) && req.queue_in_order) {
     const bool sampled =
-        lc_alone || cost.ns < kSampledBelowNs || (alone && cost.ns < kSampledAloneBelowNs);
+        lc_alone || cost.ns < kSampledBelowNs || (cost.ns < kSampledAloneBelowNs && alone());
     if (cost.measured && sampled && ++cost.since_sample < options_.sample_every) {
       c.need_event = false;
       c.estimate_ns = cost.ns;
