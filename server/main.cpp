@@ -121,9 +121,18 @@ int main(int argc, char** argv) try {
                  "fair: best-effort launches that cannot be stopped mid-way run in slices of at "
                  "most this much device time while a latency-critical tenant is active.")
       ->capture_default_str();
+  app.add_option("--lc-slice-depth", opt.sched.lc_slice_depth,
+                 "fair: how many of those slices are on the device at once (an arrival waits "
+                 "for at most this many).")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
+  app.add_option("--lc-run-us", opt.sched.lc_run_us,
+                 "fair: preemptible runs hold about this much device time while a "
+                 "latency-critical tenant is active (never less than a wave).")
+      ->capture_default_str();
   app.add_option("--lc-narrow-runs", opt.sched.narrow_runs,
                  "fair: beside an active latency-critical tenant, best-effort work-groups that "
-                 "each run longer than --lc-slice-us run in narrow runs (a few work-groups per "
+                 "each run longer than --lc-run-us run in narrow runs (a few work-groups per "
                  "compute unit, as few as keep the kernel's measured rate) so that an arrival "
                  "waits for one work-group's time, not for a full device's (1 on, 0 off).")
       ->capture_default_str();

@@ -659,7 +659,7 @@ TEST_F(SchedulerTest, RunsPayOnlyForWorkGroupsWorthClaiming) {
 }
 
 // Beside an active latency-critical tenant, a best-effort kernel whose work-groups each take
-// longer than --lc-slice-us runs in narrow runs: a few work-groups per compute unit, as few
+// longer than --lc-run-us runs in narrow runs: a few work-groups per compute unit, as few
 // as keep its measured rate (in the simulated device every width has the same rate, so the
 // narrowest, one per unit, once each width was tried). Without an LC tenant, or with narrow
 // runs off, runs stay at least a wave.
@@ -714,6 +714,53 @@ TEST_F(SchedulerTest, NarrowRunsTooShortToPayAreNotUsed) {
   EXPECT_LE(sizes.size() - ordinary_after, 6u) << "narrow runs past their trial";
   EXPECT_GE(ordinary_after, 3u);
 }
+
+// Beside an active latency-critical tenant, a best-effort launch that runs in slices keeps
+// --lc-slice-depth of them on the device, each of at most --lc-slice-us: with one at a time
+// the device idled while rgpud learned that a slice ended (docs/scheduling.md, "Session
+// 14"). Before the clock moves the dispatcher has put exactly `depth` slices on the device.
+class SliceDepthTest : public SchedulerTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(SliceDepthTest, SlicesBesideLatencyCriticalWorkKeepTheDeviceFed) {
+  SchedulerOptions o;
+  o.lc_slice_depth = GetParam();
+  Start(o);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 5);  // tiny work-groups: slices, not runs, once measured
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  Launch(b, 4096);  // measures the kernel
+  dev_.RunUntilIdle();
+  const size_t before = LaunchesOf(b).size();
+  constexpr uint64_t kGroups = 1 << 19;  // 2.6 ms of device time
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  Launch(b, kGroups);
+  auto slices_on_device = [&](const std::vector<LaunchRecord>& all) {
+    size_t n = 0, seen = 0;
+    for (auto& l : all)
+      if (l.kernel == "b" && seen++ >= before) ++n;
+    return n;
+  };
+  ASSERT_TRUE(dev_.WaitFor([&](const auto& all) { return slices_on_device(all) >= GetParam(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(slices_on_device(dev_.Launches()), GetParam())
+      << "slices put on the device before any ended";
+  dev_.RunUntilIdle();
+  auto all = LaunchesOf(b);
+  ASSERT_GT(all.size(), before + 10);
+  uint64_t groups = 0;
+  for (size_t i = before; i < all.size(); ++i) {
+    EXPECT_TRUE(all[i].sliced);
+    EXPECT_LE(all[i].end_ns - all[i].start_ns, static_cast<uint64_t>(o.lc_slice_us * 1000 * 1.05))
+        << "slice " << i - before;
+    groups += all[i].groups;
+  }
+  EXPECT_EQ(groups, kGroups) << "the slices cover the launch";
+}
+
+INSTANTIATE_TEST_SUITE_P(OneAndTwo, SliceDepthTest, ::testing::Values(1u, 2u));
 
 // One tenant alone: charged within 5% of what the device ran, under every policy, with and
 // without events (event-less launches are charged their kernel's measured cost).

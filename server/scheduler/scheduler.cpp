@@ -802,7 +802,8 @@ bool Scheduler::DeviceTakes(const TenantState* pick, const Held& h, bool lc_acti
     const bool chain = device_in_flight_ == 1 && h.in_flight == 1 && !h.stop_sent;
     return device_in_flight_ == 0 || chain;
   }
-  return device_in_flight_ < (lc_active ? 1 : kHeldDepth);
+  const uint32_t beside_lc = h.sliceable ? std::max<uint32_t>(1, options_.lc_slice_depth) : 1;
+  return device_in_flight_ < (lc_active ? static_cast<int>(beside_lc) : kHeldDepth);
 }
 
 size_t Scheduler::SliceCount(const Held& h, bool beside_lc) {
@@ -918,7 +919,7 @@ Scheduler::RunSize Scheduler::RunGroups(const Held& h, uint64_t first, bool besi
   RunSize size{2 * wave, -1};
   auto it = group_cost_ns_.find(h.req.sched_kernel);
   if (it != group_cost_ns_.end() && it->second > 0) {
-    const double budget_ns = 1000.0 * (beside_lc ? std::min(options_.quantum_us, options_.lc_slice_us)
+    const double budget_ns = 1000.0 * (beside_lc ? std::min(options_.quantum_us, options_.lc_run_us)
                                                  : options_.quantum_us);
     size.groups = std::max<uint64_t>(wave, static_cast<uint64_t>(budget_ns / it->second));
     // A wave of these work-groups lasts longer than the budget: each work-group does, and

@@ -68,10 +68,20 @@ struct SchedulerOptions {
   // beside others after 33 ms took twice as long beside G-mem tenants, which gained nothing.
   double overrun_us = 100000.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
-  // latency-critical tenant are sized to at most this much measured device time.
-  double lc_slice_us = 150.0;
+  // latency-critical tenant are sized to at most this much measured device time each...
+  double lc_slice_us = 50.0;
+  // ...and this many of them are on the device at once, so that the device does not idle
+  // while rgpud learns that one ended and launches the next. An arrival waits for what is
+  // queued: at most lc_slice_depth x lc_slice_us. One slice of 150 us at a time (the old
+  // default) left the device idle between slices: a memory-bound BE tenant beside an LC one
+  // got 0.59-0.66 of its native solo rate, against 0.64-0.72 with two of 50 us at the same
+  // LC p99 (H100, docs/scheduling.md "Session 14").
+  uint32_t lc_slice_depth = 2;
+  // fair: preemptible runs beside an active latency-critical tenant hold about this much
+  // measured device time (never less than a wave; a stop ends them early).
+  double lc_run_us = 150.0;
   // fair: beside an active latency-critical tenant, a preemptible run whose work-groups last
-  // longer than lc_slice_us each (a full wave of them would hold the device for one
+  // longer than lc_run_us each (a full wave of them would hold the device for one
   // work-group's time at full occupancy, which a stop cannot shorten) launches only a few
   // work-groups per compute unit: each runs faster at lower occupancy, and the run ends
   // after one work-group's time. How many per unit is measured: the fewest that keep the
