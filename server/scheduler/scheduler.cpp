@@ -802,8 +802,18 @@ bool Scheduler::DeviceTakes(const TenantState* pick, const Held& h, bool lc_acti
     const bool chain = device_in_flight_ == 1 && h.in_flight == 1 && !h.stop_sent;
     return device_in_flight_ == 0 || chain;
   }
-  const uint32_t beside_lc = h.sliceable ? std::max<uint32_t>(1, options_.lc_slice_depth) : 1;
-  return device_in_flight_ < (lc_active ? static_cast<int>(beside_lc) : kHeldDepth);
+  return device_in_flight_ < (lc_active ? SliceDepthBesideLc(h) : kHeldDepth);
+}
+
+int Scheduler::SliceDepthBesideLc(const Held& h) const {
+  // More than one only for slices that fit the slice length: a slice is never less than a
+  // wave, and two waves of long work-groups queued would double an arrival's wait. An
+  // unmeasured kernel's first slice measures it, alone.
+  if (!h.sliceable) return 1;
+  auto it = cost_ns_.find(h.req.sched_kernel);
+  const bool fits =
+      it != cost_ns_.end() && it->second > 0 && it->second <= options_.lc_slice_us * 1000.0;
+  return fits ? static_cast<int>(std::max<uint32_t>(1, options_.lc_slice_depth)) : 1;
 }
 
 size_t Scheduler::SliceCount(const Held& h, bool beside_lc) {

@@ -72,7 +72,8 @@ struct SchedulerOptions {
   double lc_slice_us = 50.0;
   // ...and this many of them are on the device at once, so that the device does not idle
   // while rgpud learns that one ended and launches the next. An arrival waits for what is
-  // queued: at most lc_slice_depth x lc_slice_us. One slice of 150 us at a time (the old
+  // queued: at most lc_slice_depth x lc_slice_us. A kernel whose smallest slice (a wave)
+  // lasts longer than lc_slice_us has one at a time. One slice of 150 us at a time (the old
   // default) left the device idle between slices: a memory-bound BE tenant beside an LC one
   // got 0.59-0.66 of its native solo rate, against 0.64-0.72 with two of 50 us at the same
   // LC p99 (H100, docs/scheduling.md "Session 14").
@@ -262,6 +263,8 @@ class Scheduler {
   // kActiveWindow of `now`.
   bool OthersActive(const TenantState& st, Clock::time_point now) const;  // requires mu_
   bool DeviceTakes(const TenantState* pick, const Held& h, bool lc_active) const;
+  // How many slices of `h` may be on the device at once beside an active LC tenant (requires mu_).
+  int SliceDepthBesideLc(const Held& h) const;
   size_t SliceCount(const Held& h, bool beside_lc);
   // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).
   void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
