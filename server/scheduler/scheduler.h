@@ -75,8 +75,8 @@ struct SchedulerOptions {
   // queued: at most lc_slice_depth x lc_slice_us. A kernel whose smallest slice (a wave)
   // lasts longer than lc_slice_us has one at a time. One slice of 150 us at a time (the old
   // default) left the device idle between slices: a memory-bound BE tenant beside an LC one
-  // got 0.59-0.66 of its native solo rate, against 0.64-0.72 with two of 50 us at the same
-  // LC p99 (H100, docs/scheduling.md "Session 14").
+  // got 0.56-0.65 of its native solo rate, against 0.62-0.72 with two of 50 us, and the LC
+  // p99 was the same or lower (H100, two runs, docs/scheduling.md "Session 14").
   uint32_t lc_slice_depth = 2;
   // fair: preemptible runs beside an active latency-critical tenant hold about this much
   // measured device time (never less than a wave; a stop ends them early).
