@@ -156,6 +156,12 @@ int main(int argc, char** argv) try {
                  "fair: best-effort work resumes this long after a latency-critical tenant's "
                  "request was served.")
       ->capture_default_str();
+  app.add_option("--lc-whole-guard-us", opt.sched.lc_whole_guard_us,
+                 "fair: a best-effort launch that runs whole (nothing cuts or stops it) waits "
+                 "this long after a latency-critical request was served, so that a tenant that "
+                 "fell behind catches up.")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
   app.add_flag("--force-runs", opt.sched.force_runs,
                "Testing: hold every launch and run it preemptibly where possible, each run "
                "stopped after a random number of work-groups.");

@@ -69,15 +69,17 @@ class SchedulerTest : public ::testing::Test {
     EXPECT_EQ(dev_.LiveObjects(), 0);
   }
 
+  // `share`: the context of another tenant (a context group), else one of its own.
   TenantSetup& AddTenant(const std::string& id, double weight = 1.0,
-                         Priority priority = Priority::BestEffort) {
+                         Priority priority = Priority::BestEffort, BkContext* share = nullptr) {
     auto t = std::make_unique<TenantSetup>();
     t->tenant.id = id;
     t->tenant.weight = weight;
     t->tenant.priority = priority;
     t->session = tenants_.size() + 1;
     const int device = 0;
-    t->ctx = *dev_.CreateContext(std::span<const int>(&device, 1));
+    if (share) dev_.Retain(proto::ObjType::Context, share);
+    t->ctx = share ? share : *dev_.CreateContext(std::span<const int>(&device, 1));
     t->app = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
     t->exec = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
     t->ctl = *dev_.CreateQueue(t->ctx, 0, CL_QUEUE_PROFILING_ENABLE);
@@ -787,6 +789,49 @@ TEST_P(SliceDepthTest, SlicesBesideLatencyCriticalWorkKeepTheDeviceFed) {
 INSTANTIATE_TEST_SUITE_P(Depths, SliceDepthTest,
                          ::testing::Values(SliceDepthCase{1, 4, 1}, SliceDepthCase{2, 4, 2},
                                            SliceDepthCase{2, 20'000, 1}));
+
+// After a latency-critical request was served, best-effort work that can be cut or stopped
+// resumes after --lc-guard-us (50 us), and so does a launch that runs whole in a context of
+// its own (the device time-slices contexts). One that runs whole in the LC tenant's context
+// (a context group) goes only after --lc-whole-guard-us (1 ms): an LC tenant that fell
+// behind sends its next request within tens of microseconds, and a whole launch put on the
+// device in that gap would hold it for the launch's length.
+TEST_F(SchedulerTest, WholeLaunchesBesideLatencyCriticalWorkInItsContextWaitLonger) {
+  Start(SchedulerOptions{});
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  auto& b = AddTenant("b", 1.0, Priority::BestEffort, lc.ctx);  // same context as lc
+  auto& c = AddTenant("c");
+  auto& d = AddTenant("d");
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  sched_->LatencyCriticalRequest(true);
+  sched_->LatencyCriticalRequest(false);  // served now
+  Launch(b, 64, /*sliceable=*/false);     // runs whole, in lc's context
+  Launch(c, 64);                          // runs preemptibly
+  Launch(d, 64, /*sliceable=*/false);     // runs whole, in a context of its own
+  auto in = [](const std::vector<LaunchRecord>& all, const TenantSetup& t) {
+    return std::any_of(all.begin(), all.end(),
+                       [&](const LaunchRecord& l) { return l.kernel == t.tenant.id; });
+  };
+  auto launched = [&](const TenantSetup& t) { return in(dev_.Launches(), t); };
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(launched(b));
+  EXPECT_FALSE(launched(c)) << "within --lc-guard-us";
+  EXPECT_FALSE(launched(d)) << "within --lc-guard-us";
+  dev_.Advance(100'000);  // past the 50 us guard
+  EXPECT_TRUE(dev_.WaitFor([&](const auto& all) { return in(all, c) || in(all, d); }));
+  dev_.RunUntilIdle(dev_.NowNs() + 300'000);  // one tenant's work on the device at a time
+  EXPECT_TRUE(launched(c)) << "cut-able work resumes";
+  EXPECT_TRUE(launched(d)) << "whole work in a context of its own resumes";
+  EXPECT_LT(dev_.NowNs(), 1'000'000u);
+  EXPECT_FALSE(launched(b)) << "a whole launch in lc's context before --lc-whole-guard-us";
+  dev_.Advance(1'000'000);
+  EXPECT_TRUE(dev_.WaitFor([&](const auto& all) { return in(all, b); }))
+      << "past --lc-whole-guard-us";
+  dev_.RunUntilIdle();
+  ASSERT_FALSE(LaunchesOf(b).empty());
+  EXPECT_GE(LaunchesOf(b)[0].start_ns, 1'000'000u);
+}
 
 // One tenant alone: charged within 5% of what the device ran, under every policy, with and
 // without events (event-less launches are charged their kernel's measured cost).

@@ -237,6 +237,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       }
     }
     st.last_submit = now;
+    st.context = req.context;
     if (options_.policy == Policy::Split) {
       size_t items = 1;
       for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
@@ -768,6 +769,14 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
     if (st.in_flight > 0) lc.busy = true;
     if (now - st.last_submit < kActiveWindow) lc.active = true;
   }
+  const auto whole_end = lc_served_ + std::chrono::nanoseconds(
+                                          static_cast<int64_t>(options_.lc_whole_guard_us * 1000));
+  if (lc.active && now < whole_end) {
+    lc.whole_until = whole_end;
+    for (auto& [key, st] : tenants_)
+      if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow)
+        lc.contexts.push_back(st.context);
+  }
   return lc;
 }
 
@@ -778,14 +787,25 @@ bool Scheduler::OthersActive(const TenantState& st, Clock::time_point now) const
   return false;
 }
 
-Scheduler::TenantState* Scheduler::PickTenant(bool lc_busy) {
+Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state) {
   TenantState* pick = nullptr;
   for (auto& [key, st] : tenants_) {
     if (st.queue.empty()) continue;
     auto& h = st.queue.front();
     if (!Dispatchable(*h)) continue;
     const bool lc = st.priority == Priority::LatencyCritical;
-    if (!lc && lc_busy) continue;  // best-effort work waits while latency-critical work runs
+    if (!lc && lc_state.busy) continue;  // best-effort work waits while latency-critical work runs
+    if (!lc && lc_state.whole_until != Clock::time_point{} && !h->sliceable && !h->preemptible &&
+        std::find(lc_state.contexts.begin(), lc_state.contexts.end(), h->req.context) !=
+            lc_state.contexts.end()) {
+      // Nothing cuts or stops a launch that runs whole, and in a context it shares with a
+      // latency-critical tenant (a context group) the device does not time-slice the two
+      // either: it waits longer after a latency-critical request (lc_whole_guard_us), and the
+      // others go meanwhile.
+      if (wake_at_ == Clock::time_point{} || lc_state.whole_until < wake_at_)
+        wake_at_ = lc_state.whole_until;
+      continue;
+    }
     if (!pick || (lc && pick->priority != Priority::LatencyCritical) ||
         (lc == (pick->priority == Priority::LatencyCritical) && st.vtime < pick->vtime))
       pick = &st;
@@ -836,7 +856,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   if (FinishOneOver(lk)) return true;
   const auto now = Now();
   const LcState lc = LatencyCriticalState(now);
-  TenantState* pick = PickTenant(lc.busy);
+  TenantState* pick = PickTenant(lc);
   if (!pick) return false;
   auto h = pick->queue.front();
   if (!DeviceTakes(pick, *h, lc.active)) return false;

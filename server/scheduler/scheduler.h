@@ -103,6 +103,14 @@ struct SchedulerOptions {
   uint32_t sample_every = 64;
   // fair: best-effort work resumes this long after a latency-critical request was served.
   double lc_guard_us = 50.0;
+  // fair: ...and a best-effort launch that runs whole (a program from a binary: nothing cuts
+  // or stops it) in a context it shares with an active LC tenant (a context group) this long
+  // after. An LC tenant that has fallen behind sends its next request within tens of
+  // microseconds of the last answer; a whole launch put on the device in that gap holds every
+  // request behind it for the launch's length, since in one context the device does not
+  // time-slice, and the LC tenant never caught up: p99 105-278x native beside 15 ms
+  // launches, 20-36x with this guard (H100, docs/scheduling.md "Session 14").
+  double lc_whole_guard_us = 1000.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -219,6 +227,7 @@ class Scheduler {
     std::deque<std::shared_ptr<Held>> queue;  // held launches, in submission order
     int in_flight = 0;  // this tenant's launches or slices on the device
     std::chrono::steady_clock::time_point last_submit{};
+    BkContext* context = nullptr;  // of its last launch
   };
 
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
@@ -252,9 +261,14 @@ class Scheduler {
   bool FinishOneOver(std::unique_lock<std::mutex>& lk);
   struct LcState {
     bool busy, active;
+    // Until when best-effort launches that run whole stay off the device (lc_whole_guard_us
+    // after the last latency-critical request) in the contexts of the active
+    // latency-critical tenants; the epoch when they need not.
+    Clock::time_point whole_until{};
+    std::vector<BkContext*> contexts;
   };
   LcState LatencyCriticalState(Clock::time_point now);
-  TenantState* PickTenant(bool lc_busy);
+  TenantState* PickTenant(const LcState& lc);
   // Whether the launch at the head of a tenant's queue can put work on the device now.
   static bool Dispatchable(const Held& h);
   // Whether a tenant other than the one on the device has dispatchable held work.
