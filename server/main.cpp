@@ -157,9 +157,10 @@ int main(int argc, char** argv) try {
                  "request was served.")
       ->capture_default_str();
   app.add_option("--lc-whole-guard-us", opt.sched.lc_whole_guard_us,
-                 "fair: a best-effort launch that runs whole (nothing cuts or stops it) waits "
-                 "this long after a latency-critical request was served, so that a tenant that "
-                 "fell behind catches up.")
+                 "fair: a best-effort launch that runs whole (nothing cuts or stops it), in a "
+                 "context a latency-critical tenant shares (a context group), waits this long "
+                 "after that tenant's request was served, so that a tenant that fell behind "
+                 "catches up.")
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   app.add_flag("--force-runs", opt.sched.force_runs,

@@ -108,7 +108,7 @@ struct SchedulerOptions {
   // after. An LC tenant that has fallen behind sends its next request within tens of
   // microseconds of the last answer; a whole launch put on the device in that gap holds every
   // request behind it for the launch's length, since in one context the device does not
-  // time-slice, and the LC tenant never caught up: p99 105-278x native beside 15 ms
+  // time-slice, and the LC tenant never caught up: p99 38-278x native beside 15 ms
   // launches, 20-36x with this guard (H100, docs/scheduling.md "Session 14").
   double lc_whole_guard_us = 1000.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
