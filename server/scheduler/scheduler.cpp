@@ -771,13 +771,16 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
   }
   const auto whole_end = lc_served_ + std::chrono::nanoseconds(
                                           static_cast<int64_t>(options_.lc_whole_guard_us * 1000));
-  if (lc.active && now < whole_end) {
-    lc.whole_until = whole_end;
-    for (auto& [key, st] : tenants_)
-      if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow)
-        lc.contexts.push_back(st.context);
-  }
+  if (lc.active && now < whole_end) lc.whole_until = whole_end;
   return lc;
+}
+
+bool Scheduler::LcActiveIn(const BkContext* context, Clock::time_point now) const {
+  for (const auto& [key, st] : tenants_)
+    if (st.priority == Priority::LatencyCritical && st.context == context &&
+        now - st.last_submit < kActiveWindow)
+      return true;
+  return false;
 }
 
 bool Scheduler::OthersActive(const TenantState& st, Clock::time_point now) const {
@@ -787,7 +790,7 @@ bool Scheduler::OthersActive(const TenantState& st, Clock::time_point now) const
   return false;
 }
 
-Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state) {
+Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::time_point now) {
   TenantState* pick = nullptr;
   for (auto& [key, st] : tenants_) {
     if (st.queue.empty()) continue;
@@ -796,8 +799,7 @@ Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state) {
     const bool lc = st.priority == Priority::LatencyCritical;
     if (!lc && lc_state.busy) continue;  // best-effort work waits while latency-critical work runs
     if (!lc && lc_state.whole_until != Clock::time_point{} && !h->sliceable && !h->preemptible &&
-        std::find(lc_state.contexts.begin(), lc_state.contexts.end(), h->req.context) !=
-            lc_state.contexts.end()) {
+        LcActiveIn(h->req.context, now)) {
       // Nothing cuts or stops a launch that runs whole, and in a context it shares with a
       // latency-critical tenant (a context group) the device does not time-slice the two
       // either: it waits longer after a latency-critical request (lc_whole_guard_us), and the
@@ -856,7 +858,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   if (FinishOneOver(lk)) return true;
   const auto now = Now();
   const LcState lc = LatencyCriticalState(now);
-  TenantState* pick = PickTenant(lc);
+  TenantState* pick = PickTenant(lc, now);
   if (!pick) return false;
   auto h = pick->queue.front();
   if (!DeviceTakes(pick, *h, lc.active)) return false;

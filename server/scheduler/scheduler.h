@@ -262,13 +262,14 @@ class Scheduler {
   struct LcState {
     bool busy, active;
     // Until when best-effort launches that run whole stay off the device (lc_whole_guard_us
-    // after the last latency-critical request) in the contexts of the active
-    // latency-critical tenants; the epoch when they need not.
+    // after the last latency-critical request) in a context an active latency-critical
+    // tenant uses (LcActiveIn); the epoch when they need not.
     Clock::time_point whole_until{};
-    std::vector<BkContext*> contexts;
   };
   LcState LatencyCriticalState(Clock::time_point now);
-  TenantState* PickTenant(const LcState& lc);
+  TenantState* PickTenant(const LcState& lc, Clock::time_point now);
+  // Whether an active latency-critical tenant's last launch was in `context` (requires mu_).
+  bool LcActiveIn(const BkContext* context, Clock::time_point now) const;
   // Whether the launch at the head of a tenant's queue can put work on the device now.
   static bool Dispatchable(const Held& h);
   // Whether a tenant other than the one on the device has dispatchable held work.
