@@ -15,6 +15,7 @@
 
 #include "proto/messages.h"
 #include "proto/liveness.h"
+#include "proto/stamps.h"
 #include "proto/tls.h"
 
 namespace rgpu::client {
@@ -406,7 +407,9 @@ Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
       std::lock_guard lk(buf_mu_);
       AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, proto::kFlagWaiting | flags);
     }
-    return WriteOut();
+    Status ws = WriteOut();
+    stamps::Mark(stamps::Point::kReadWritten);
+    return ws;
   }
   std::lock_guard lk(buf_mu_);
   AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, flags);

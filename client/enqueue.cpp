@@ -9,6 +9,7 @@
 #include "proto/info.h"
 #include "proto/messages.h"
 #include "proto/pieces.h"
+#include "proto/stamps.h"
 
 namespace rgpu::client {
 
@@ -96,9 +97,11 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   cl_int rc = CL_SUCCESS;
   if (blocking) {
     c.q->conn().SpinReceiving([&] { return e->landed_hint.load(std::memory_order_acquire); });
+    stamps::Mark(stamps::Point::kReadSpun);
     {
       std::unique_lock lk(e->mu);
       e->cv.wait(lk, [&] { return e->landed; });
+      stamps::Mark(stamps::Point::kReadLanded);
       // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the read is blocking and the status of
       // any event in its wait list is negative
       if (e->local_status < 0) rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
@@ -109,6 +112,7 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   if (event) *event = e;
   else Drop(e);
   (void)type;
+  if (blocking) stamps::Mark(stamps::Point::kReadReturns);
   return rc;
 }
 
@@ -185,6 +189,7 @@ cl_int EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking, size_t 
   if (cl_int rc = CheckMem(q, m); rc != CL_SUCCESS) return rc;
   // CL_INVALID_VALUE if the region being read is out of bounds, or ptr is NULL or size is 0
   if (!InBounds(m, off, size) || !ptr || size == 0) return CL_INVALID_VALUE;
+  if (blocking) stamps::Mark(stamps::Point::kReadCall);
   // CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has been created
   // with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS
   if (m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)) return CL_INVALID_OPERATION;
@@ -460,6 +465,7 @@ cl_int EnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* ptr, cl_uint n,
 cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
                             const size_t* global, const size_t* local, cl_uint n,
                             const cl_event* list, cl_event* event) {
+  stamps::Mark(stamps::Point::kLaunchCall);
   Command c;
   if (cl_int rc = Begin(c, q, n, list, event); rc != CL_SUCCESS) return rc;
   if (!ValidKernel(k)) return CL_INVALID_KERNEL;
@@ -510,6 +516,7 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
   }
   launch.EncodeTo(c.w);
   if (!q->conn().Send(Op::NDRangeKernel, c.body).ok()) return CL_OUT_OF_RESOURCES;
+  stamps::Mark(stamps::Point::kLaunchQueued);
   Finish(c, CL_COMMAND_NDRANGE_KERNEL, event);
   return CL_SUCCESS;
 }

@@ -182,9 +182,11 @@ class Session {
   // client blocks on), and the answer itself: the data then the reply, now or when `ev`
   // completes.
   bool WaitsInline(const Command& c, uint64_t size) const;
-  // A read of `size` bytes into a buffer of its own: `read(dst, inline_read)` enqueues it
-  // (told whether this thread will wait for it), and the answer follows (AnswerRead), then
-  // EndCommand. Defined in server/session_enqueue.cpp, its only user.
+  // A read of `size` bytes into a buffer of its own: `read(dst, inline_read, want_event)`
+  // enqueues it (told whether this thread will wait for it, and whether it needs an event:
+  // a read waited for here that the client asked no event for needs none), and the answer
+  // follows (AnswerRead), then EndCommand. Defined in server/session_enqueue.cpp, its only
+  // user.
   template <typename Read>
   Status ReadAndAnswer(Command& c, uint64_t size, const Read& read);
   void AnswerRead(const Command& c, BkEvent* ev, Bytes dst, bool inline_read);
@@ -307,6 +309,8 @@ class Session {
     uint64_t seq;    // the command's number among those issued
   };
   std::deque<Checkpoint> checkpoints_;  // see TrackUnfinished
+  // At most this many complete checkpoints are released on one command's path.
+  static constexpr size_t kReapBatch = 4;
   uint64_t issued_ = 0, completed_ = 0;
   size_t tracked_since_reap_ = 0;
   std::atomic<size_t> live_objects_{0};

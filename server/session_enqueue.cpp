@@ -10,6 +10,7 @@
 
 #include "proto/messages.h"
 #include "proto/pieces.h"
+#include "proto/stamps.h"
 #include "server/server.h"
 #include "server/session.h"
 
@@ -117,9 +118,14 @@ Status Session::ReadAndAnswer(Command& c, uint64_t size, const Read& read) {
   Bytes dst = server_->buffers().Acquire(size);
   dst->resize(size);
   const bool inline_read = WaitsInline(c, size);
-  auto ev = read(dst, inline_read);
+  stamps::Mark(stamps::Point::kReadIssued, inline_read);
+  // A read waited for here needs an event only for the client (the driver's blocking call
+  // says how it ended); without one it is complete and untracked once answered.
+  const bool want_event = !inline_read || c.head.event != 0;
+  auto ev = read(dst, inline_read, want_event);
   if (!ev.ok()) return Fail(c, ev.status());
   AnswerRead(c, *ev, dst, inline_read);
+  if (!*ev) return Status::Ok();
   return EndCommand(c, ev);
 }
 
@@ -150,8 +156,9 @@ Status Session::EnqueueReadBuffer(Command& c, Reader& r) {
   static_assert(proto::kPiecedFrom > kInlineReadMax);
   if (c.queue_record->in_order && m.size >= proto::kPiecedFrom)
     return EndCommand(c, PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits));
-  return ReadAndAnswer(c, m.size, [&](const Bytes& dst, bool inline_read) {
-    return server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read);
+  return ReadAndAnswer(c, m.size, [&](const Bytes& dst, bool inline_read, bool want_event) {
+    return server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read,
+                                   want_event);
   });
 }
 
@@ -203,7 +210,7 @@ Status Session::EnqueueReadBufferRect(Command& c, Reader& r) {
   if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
   auto mem = BufferOf(m.mem);
   if (!mem.ok()) return Fail(c, mem.status());
-  return ReadAndAnswer(c, size, [&](const Bytes& dst, bool) {
+  return ReadAndAnswer(c, size, [&](const Bytes& dst, bool, bool) {
     return server_->backend().ReadRect(c.queue, *mem, RectOf(m), dst, c.waits);
   });
 }
@@ -281,7 +288,9 @@ void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
     bk.Flush(c.queue);
     ws = bk.Wait(std::span<BkEvent* const>(&ev, 1));
   }
-  const int32_t st = ws.ok() ? bk.EventStatus(ev) : ws.code();
+  // No event: a blocking read that returned, so it succeeded.
+  const int32_t st = !ws.ok() ? ws.code() : ev ? bk.EventStatus(ev) : CL_COMPLETE;
+  stamps::Mark(stamps::Point::kReadAnswered);
   const auto answered = std::chrono::steady_clock::now();
   if (trace_) RequestTrace::Keep(trace_->read_wait_us, frame_in_);
   if (st == CL_COMPLETE) {
@@ -305,6 +314,7 @@ void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
     w.raw(hdr, sizeof hdr);
     w.raw(reply.data(), reply.size());
     outbox_->PushFramed(std::move(frames));
+    stamps::Mark(stamps::Point::kReadSent);
     if (trace_) RequestTrace::Keep(trace_->send_us, answered);
   } else {
     SendReply(*outbox_, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
@@ -415,7 +425,9 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
+  stamps::Mark(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));
+  stamps::Mark(stamps::Point::kSubmitted);
   if (!launched.ok()) return Fail(c, launched.status());
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
   return EndCommand(c, launched->event, launched->times);

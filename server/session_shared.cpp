@@ -107,9 +107,11 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
     ev = bk.Write(c.queue, *mem, t.offset, copy, c.waits);
   } else {
     const bool inline_read = (h.flags & proto::kFlagWaiting) && CanWaitInline();
-    ev = bk.ReadInto(c.queue, *mem, t.offset, t.size, *at, region, c.waits, inline_read);
+    const bool want_event = !inline_read || c.head.event != 0;  // as in ReadAndAnswer
+    ev =
+        bk.ReadInto(c.queue, *mem, t.offset, t.size, *at, region, c.waits, inline_read, want_event);
     if (ev.ok() && inline_read) {
-      const int32_t st = bk.EventStatus(*ev);
+      const int32_t st = *ev ? bk.EventStatus(*ev) : CL_COMPLETE;
       Reply(h, st == CL_COMPLETE ? Status::Ok() : Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
     } else if (ev.ok()) {
       bk.OnComplete(*ev, [out = outbox_, op = h.op, tag = h.tag](int32_t st) {
@@ -119,6 +121,7 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
     }
   }
   if (ev.ok()) shared_bytes_ += t.size;
+  if (ev.ok() && !*ev) return Status::Ok();  // a blocking read without an event: done
   return EndCommand(c, ev);
 }
 

@@ -199,16 +199,18 @@ class Backend {
   virtual Result<BkEvent*> Write(BkQueue* q, BkMem* m, size_t offset, Bytes data,
                                  WaitList waits) = 0;
   // `blocking`: returns once the data is in `dst` (NVIDIA's blocking read of a few bytes takes
-  // 7 us where a non-blocking one and a wait take several times that).
+  // 7 us where a non-blocking one and a wait take several times that). A blocking read
+  // without `want_event` returns no event (null): the driver makes none, which spares it
+  // making and later freeing one (several microseconds each on NVIDIA).
   virtual Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
-                                WaitList waits, bool blocking = false) = 0;
+                                WaitList waits, bool blocking = false, bool want_event = true) = 0;
   // Write and Read with host memory the caller owns (a client's shared region): `keep` is
   // held until the command completes, so the memory outlives the copy.
   virtual Result<BkEvent*> WriteFrom(BkQueue* q, BkMem* m, size_t offset, size_t size,
                                      const void* src, std::shared_ptr<void> keep, WaitList waits) = 0;
   virtual Result<BkEvent*> ReadInto(BkQueue* q, BkMem* m, size_t offset, size_t size, void* dst,
                                     std::shared_ptr<void> keep, WaitList waits,
-                                    bool blocking = false) = 0;
+                                    bool blocking = false, bool want_event = true) = 0;
   virtual Result<BkEvent*> Copy(BkQueue* q, BkMem* src, BkMem* dst, size_t src_off,
                                 size_t dst_off, size_t size, WaitList waits) = 0;
   virtual Result<BkEvent*> WriteRect(BkQueue* q, BkMem* m, const Rect& r, Bytes data,

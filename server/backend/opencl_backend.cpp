@@ -598,10 +598,10 @@ class OpenCLBackend final : public Backend {
     return WriteFrom(q, m, offset, size, src, std::move(data), waits);
   }
 
-  Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst,
-                        WaitList waits, bool blocking) override {
+  Result<BkEvent*> Read(BkQueue* q, BkMem* m, size_t offset, size_t size, Bytes dst, WaitList waits,
+                        bool blocking, bool want_event) override {
     void* into = dst->data();
-    return ReadInto(q, m, offset, size, into, std::move(dst), waits, blocking);
+    return ReadInto(q, m, offset, size, into, std::move(dst), waits, blocking, want_event);
   }
 
   Result<BkEvent*> WriteFrom(BkQueue* q, BkMem* m, size_t offset, size_t size, const void* src,
@@ -616,12 +616,16 @@ class OpenCLBackend final : public Backend {
   }
 
   Result<BkEvent*> ReadInto(BkQueue* q, BkMem* m, size_t offset, size_t size, void* dst,
-                            std::shared_ptr<void> keep, WaitList waits, bool blocking) override {
-    cl_event ev;
+                            std::shared_ptr<void> keep, WaitList waits, bool blocking,
+                            bool want_event) override {
+    cl_event ev = nullptr;
+    const bool no_event = blocking && !want_event;
     auto w = Waits(waits);
-    cl_int err = clEnqueueReadBuffer(Q(q), M(m), blocking ? CL_TRUE : CL_FALSE, offset, size, dst,
-                                     w.size(), w.empty() ? nullptr : w.data(), &ev);
+    cl_int err =
+        clEnqueueReadBuffer(Q(q), M(m), blocking ? CL_TRUE : CL_FALSE, offset, size, dst, w.size(),
+                            w.empty() ? nullptr : w.data(), no_event ? nullptr : &ev);
     if (err != CL_SUCCESS) return Fail(err, "clEnqueueReadBuffer");
+    if (no_event) return nullptr;
     if (!blocking) KeepAlive(ev, std::move(keep));
     return Wrap<BkEvent>(ev);
   }

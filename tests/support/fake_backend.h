@@ -138,14 +138,15 @@ class FakeBackend : public server::Backend {
   Result<server::BkEvent*> Write(server::BkQueue* q, server::BkMem* m, size_t offset,
                                  server::Bytes data, server::WaitList waits) override;
   Result<server::BkEvent*> Read(server::BkQueue* q, server::BkMem* m, size_t offset, size_t size,
-                                server::Bytes dst, server::WaitList waits,
-                                bool blocking = false) override;
+                                server::Bytes dst, server::WaitList waits, bool blocking = false,
+                                bool want_event = true) override;
   Result<server::BkEvent*> WriteFrom(server::BkQueue* q, server::BkMem* m, size_t offset,
                                      size_t size, const void* src, std::shared_ptr<void> keep,
                                      server::WaitList waits) override;
   Result<server::BkEvent*> ReadInto(server::BkQueue* q, server::BkMem* m, size_t offset,
                                     size_t size, void* dst, std::shared_ptr<void> keep,
-                                    server::WaitList waits, bool blocking = false) override;
+                                    server::WaitList waits, bool blocking = false,
+                                    bool want_event = true) override;
   Result<server::BkEvent*> Copy(server::BkQueue* q, server::BkMem* src, server::BkMem* dst,
                                 size_t src_off, size_t dst_off, size_t size,
                                 server::WaitList waits) override;
@@ -198,8 +199,12 @@ class FakeBackend : public server::Backend {
 
   struct Object;
   struct Command;
+  // Blocking reads made without an event (the session asked for none), so far.
+  long blocking_reads_without_event() const { return blocking_reads_without_event_.load(); }
 
  private:
+  // A blocking read's answer: its event, or none when `want_event` is false.
+  Result<server::BkEvent*> Blocking(Result<server::BkEvent*> ev, bool blocking, bool want_event);
   Object* New(proto::ObjType type, Object* parent);
   bool ValidDevice(int device) const;
   void Drop(Object* o);  // Release without the checks (internal references)
@@ -216,6 +221,7 @@ class FakeBackend : public server::Backend {
 
   std::vector<server::DeviceDesc> devices_;
   std::atomic<long> live_{0};
+  std::atomic<long> blocking_reads_without_event_{0};
   std::mutex mu_;  // events' status and callbacks; everything of the simulation
   std::condition_variable cv_;
   bool simulate_ = false;

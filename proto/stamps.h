@@ -1,0 +1,97 @@
+// Request stamps: where a request's time goes between a client and rgpud, seen from both ends.
+//
+// With RGPU_STAMPS=PREFIX in its environment, a process (the ICD inside an application, or
+// rgpud) records the CLOCK_MONOTONIC time at which each request passes the points below and
+// writes them at exit to PREFIX.PID, one "point arg nanoseconds" line each. Both ends of a
+// same-host connection share that clock, so bench/stamps.py can join a client's file with
+// rgpud's and say, per request, how long each step took (docs/performance.md, "Where a
+// request's time goes"). Without the variable a mark is one load and a branch.
+//
+// Threading: Mark may be called from any thread. At most kMax stamps are kept.
+#pragma once
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace rgpu::stamps {
+
+// The numbers are the file format (bench/stamps.py reads them).
+enum class Point : uint32_t {
+  // The client (the ICD).
+  kLaunchCall = 1,    // clEnqueueNDRangeKernel entered
+  kLaunchQueued = 2,  // its request appended for the flusher
+  kReadCall = 3,      // a blocking clEnqueueReadBuffer entered
+  kReadWritten = 4,   // its request (and all queued before it) written to the socket
+  kReadSpun = 5,      // the waiting thread stopped spinning for the answer
+  kReadReturns = 6,   // clEnqueueReadBuffer returns
+  kReadLanded = 7,    // the answer's data is in the application's memory
+  // rgpud (a session's reader thread).
+  kPollStart = 11,     // about to wait for the next frame
+  kPollEnd = 12,       // the next frame's bytes are there (arg: none)
+  kFrameIn = 13,       // a frame read whole (arg: its op)
+  kFrameDone = 14,     // its handler returned (arg: its op)
+  kReadAnswered = 15,  // a read waited for inline is done on the device
+  kReadSent = 16,      // its data and reply handed to the socket
+  kSubmit = 17,        // a launch handed to the scheduler
+  kSubmitted = 18,     // the scheduler returned (the driver's enqueue, for a direct launch)
+  kReadIssued = 19,    // a read handed to the driver (arg: 1 when waited for inline)
+};
+
+class Log {
+ public:
+  static constexpr size_t kMax = size_t{1} << 20;
+  static Log& Get() {
+    static Log log;
+    return log;
+  }
+  bool on() const { return entries_ != nullptr; }
+  void Mark(Point p, uint32_t arg) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const size_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i < kMax)
+      entries_[i] = {static_cast<uint32_t>(p), arg,
+                     static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+                         static_cast<uint64_t>(ts.tv_nsec)};
+  }
+  ~Log() {
+    if (!entries_) return;
+    FILE* f = std::fopen(path_.c_str(), "w");
+    if (!f) return;
+    const size_t n = std::min(next_.load(), kMax);
+    for (size_t i = 0; i < n; ++i)
+      std::fprintf(f, "%u %u %llu\n", entries_[i].point, entries_[i].arg,
+                   static_cast<unsigned long long>(entries_[i].ns));
+    std::fclose(f);
+  }
+
+ private:
+  struct Entry {
+    uint32_t point, arg;
+    uint64_t ns;
+  };
+  Log() {
+    if (const char* prefix = std::getenv("RGPU_STAMPS"); prefix && *prefix) {
+      path_ = std::string(prefix) + "." + std::to_string(getpid());
+      entries_ = std::make_unique<Entry[]>(kMax);
+    }
+  }
+  std::unique_ptr<Entry[]> entries_;
+  std::atomic<size_t> next_{0};
+  std::string path_;
+};
+
+inline void Mark(Point p, uint32_t arg = 0) {
+  Log& log = Log::Get();
+  if (log.on()) log.Mark(p, arg);
+}
+
+}  // namespace rgpu::stamps
