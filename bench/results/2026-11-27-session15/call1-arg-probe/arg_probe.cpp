@@ -22,9 +22,9 @@
 #include "server/scheduler/slicer.h"
 
 using Clock = std::chrono::steady_clock;
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cl_int e_ = (x);                                                           \
+#define CK(x)                                                                      \
+  do {                                                                             \
+    cl_int e_ = (x);                                                               \
     if (e_ != CL_SUCCESS) throw std::runtime_error(#x " = " + std::to_string(e_)); \
   } while (0)
 
@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
   };
   std::vector<Variant> vs;
   for (int i = 0; i < 2; ++i) {
-    Variant v{i ? "rewritten" : "original", build(i ? rw.value().source : std::string(kSrc)), nullptr, nullptr, i == 1};
+    Variant v{i ? "rewritten" : "original", build(i ? rw.value().source : std::string(kSrc)),
+              nullptr, nullptr, i == 1};
     v.tiny = clCreateKernel(v.prog, "tiny", &err);
     CK(err);
     v.spin = clCreateKernel(v.prog, "spin", &err);
@@ -133,10 +134,12 @@ int main(int argc, char** argv) {
     for (auto& v : vs) {
       size_t g1 = 1;
       const int n = 20000;
-      for (int i = 0; i < 2000; ++i) CK(clEnqueueNDRangeKernel(q, v.tiny, 1, nullptr, &g1, nullptr, 0, nullptr, nullptr));
+      for (int i = 0; i < 2000; ++i)
+        CK(clEnqueueNDRangeKernel(q, v.tiny, 1, nullptr, &g1, nullptr, 0, nullptr, nullptr));
       CK(clFinish(q));
       auto t0 = Clock::now();
-      for (int i = 0; i < n; ++i) CK(clEnqueueNDRangeKernel(q, v.tiny, 1, nullptr, &g1, nullptr, 0, nullptr, nullptr));
+      for (int i = 0; i < n; ++i)
+        CK(clEnqueueNDRangeKernel(q, v.tiny, 1, nullptr, &g1, nullptr, 0, nullptr, nullptr));
       auto t1 = Clock::now();
       CK(clFinish(q));
       auto t2 = Clock::now();
@@ -160,10 +163,11 @@ int main(int argc, char** argv) {
       };
       auto b370 = requests(it370, 0), p370 = requests(it370, 1000), p50r = requests(it50, 1000);
       std::printf(
-          "round %d %-9s | tiny enqueue %.2f us/launch, %.0f launches/s | spin device 370: %.1f us, 50: %.2f us | "
+          "round %d %-9s | tiny enqueue %.2f us/launch, %.0f launches/s | spin device 370: %.1f "
+          "us, 50: %.2f us | "
           "request 370 b2b p50/p99 %.1f/%.1f, 370 after 1ms %.1f/%.1f, 50 after 1ms %.1f/%.1f\n",
-          round, v.name, enq, rate, d370, d50, b370.first, b370.second, p370.first, p370.second, p50r.first,
-          p50r.second);
+          round, v.name, enq, rate, d370, d50, b370.first, b370.second, p370.first, p370.second,
+          p50r.first, p50r.second);
       std::fflush(stdout);
     }
   }

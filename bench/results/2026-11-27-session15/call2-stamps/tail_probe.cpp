@@ -34,7 +34,10 @@ int main(int argc, char** argv) {
     clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, 256, name, nullptr);
     if (strstr(name, want)) p = ps[i];
   }
-  if (!p) { printf("no platform %s\n", want); return 1; }
+  if (!p) {
+    printf("no platform %s\n", want);
+    return 1;
+  }
   cl_device_id d;
   clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, nullptr);
   cl_int err;
@@ -64,7 +67,10 @@ int main(int argc, char** argv) {
   clSetKernelArg(k, 1, sizeof iters, &iters);
   cl_uint v;
   std::vector<double> tot, enq, wake;
-  struct Slow { double tot, enq, wake; int i; };
+  struct Slow {
+    double tot, enq, wake;
+    int i;
+  };
   std::vector<Slow> all;
   for (int i = -20; i < count; ++i) {
     auto want_t = Clock::now() + std::chrono::microseconds(pause_us);
@@ -78,14 +84,19 @@ int main(int argc, char** argv) {
     double a = std::chrono::duration<double, std::micro>(t2 - t0).count();
     double b = std::chrono::duration<double, std::micro>(t1 - t0).count();
     double w = std::chrono::duration<double, std::micro>(t0 - want_t).count();
-    tot.push_back(a); enq.push_back(b); wake.push_back(w);
+    tot.push_back(a);
+    enq.push_back(b);
+    wake.push_back(w);
     all.push_back({a, b, w, i});
   }
-  printf("%s pause %d us, kernel %.0f us: request p50 %.1f p90 %.1f p99 %.1f max %.1f | launch call p50 %.1f p99 %.1f max %.1f | sleep overshoot p50 %.1f p99 %.1f (n=%zu)\n",
-         want, pause_us, target, P(tot, .5), P(tot, .9), P(tot, .99), P(tot, 1), P(enq, .5), P(enq, .99), P(enq, 1),
-         P(wake, .5), P(wake, .99), tot.size());
+  printf(
+      "%s pause %d us, kernel %.0f us: request p50 %.1f p90 %.1f p99 %.1f max %.1f | launch call "
+      "p50 %.1f p99 %.1f max %.1f | sleep overshoot p50 %.1f p99 %.1f (n=%zu)\n",
+      want, pause_us, target, P(tot, .5), P(tot, .9), P(tot, .99), P(tot, 1), P(enq, .5),
+      P(enq, .99), P(enq, 1), P(wake, .5), P(wake, .99), tot.size());
   std::sort(all.begin(), all.end(), [](const Slow& x, const Slow& y) { return x.tot > y.tot; });
   printf("  slowest:");
-  for (int i = 0; i < 8 && i < (int)all.size(); ++i) printf(" #%d %.0f (launch %.0f)", all[i].i, all[i].tot, all[i].enq);
+  for (int i = 0; i < 8 && i < (int)all.size(); ++i)
+    printf(" #%d %.0f (launch %.0f)", all[i].i, all[i].tot, all[i].enq);
   printf("\n");
 }
