@@ -7,7 +7,8 @@
 // rgpud's and say, per request, how long each step took (docs/performance.md, "Where a
 // request's time goes"). Without the variable a mark is one load and a branch.
 //
-// Threading: Mark may be called from any thread. At most kMax stamps are kept.
+// Threading: Mark may be called from any thread, also while the process exits: the log is
+// never freed (its memory exists only with the variable set). At most kMax stamps are kept.
 #pragma once
 
 #include <time.h>
@@ -18,7 +19,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
 
 namespace rgpu::stamps {
@@ -49,8 +49,11 @@ class Log {
  public:
   static constexpr size_t kMax = size_t{1} << 20;
   static Log& Get() {
-    static Log log;
-    return log;
+    // Neither the log nor its memory is ever destroyed (a thread may mark while statics
+    // are); the file is written when the process's statics are.
+    static Log* const log = new Log;
+    static const Dumper dump{log};
+    return *log;
   }
   bool on() const { return entries_ != nullptr; }
   void Mark(Point p, uint32_t arg) {
@@ -62,7 +65,7 @@ class Log {
                      static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
                          static_cast<uint64_t>(ts.tv_nsec)};
   }
-  ~Log() {
+  void Dump() const {
     if (!entries_) return;
     FILE* f = std::fopen(path_.c_str(), "w");
     if (!f) return;
@@ -74,6 +77,10 @@ class Log {
   }
 
  private:
+  struct Dumper {
+    const Log* log;
+    ~Dumper() { log->Dump(); }
+  };
   struct Entry {
     uint32_t point, arg;
     uint64_t ns;
@@ -81,10 +88,10 @@ class Log {
   Log() {
     if (const char* prefix = std::getenv("RGPU_STAMPS"); prefix && *prefix) {
       path_ = std::string(prefix) + "." + std::to_string(getpid());
-      entries_ = std::make_unique<Entry[]>(kMax);
+      entries_ = new Entry[kMax];
     }
   }
-  std::unique_ptr<Entry[]> entries_;
+  Entry* entries_ = nullptr;
   std::atomic<size_t> next_{0};
   std::string path_;
 };
