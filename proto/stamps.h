@@ -50,7 +50,7 @@ class Log {
   static constexpr size_t kMax = size_t{1} << 20;
   static Log& Get() {
     // Neither the log nor its memory is ever destroyed (a thread may mark while statics
-    // are); the file is written when the process's statics are.
+    // are being destroyed); the file is written when `dump`, a static, is destroyed.
     static Log* const log = new Log;
     static const Dumper dump{log};
     return *log;
