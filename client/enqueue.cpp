@@ -97,7 +97,6 @@ cl_int StartRead(Command& c, Op op, std::shared_ptr<ReadSink> sink, cl_event e, 
   cl_int rc = CL_SUCCESS;
   if (blocking) {
     c.q->conn().SpinReceiving([&] { return e->landed_hint.load(std::memory_order_acquire); });
-    stamps::Mark(stamps::Point::kReadSpun);
     {
       std::unique_lock lk(e->mu);
       e->cv.wait(lk, [&] { return e->landed; });

@@ -227,9 +227,7 @@ void Session::Serve() {
   std::vector<uint8_t> body;
   for (;;) {
     if (!WaitForRoom()) break;
-    stamps::Mark(stamps::Point::kPollStart);
     PollForNextFrame();
-    stamps::Mark(stamps::Point::kPollEnd);
     FrameHeader h;
     uint8_t hdr[proto::kHeaderSize];
     Status s = in_.Read(hdr, proto::kHeaderSize);
