@@ -241,7 +241,8 @@ class Session {
   // checkpoint: once complete, the commands counted before it are taken as complete too
   // (exact for in-order queues; for a bound on what a client may queue, close enough).
   void TrackUnfinished(BkEvent* ev);
-  // Drops complete checkpoints from the front; with `all`, from anywhere.
+  // Drops complete checkpoints from the front, at most kReapBatch of them; with `all`, every
+  // complete one, from anywhere.
   void ReapUnfinished(bool all);
   // Whether the reader may block on the device for a client that waits (clFinish,
   // clWaitForEvents, a blocking read) instead of handing the answer to the backend's
