@@ -360,9 +360,12 @@ TEST_F(Images, MapAndUnmap) {
                                                 nullptr, nullptr, &err));
     o.codes.push_back(err);
     for (size_t y = 0; y < h; ++y) EXPECT_EQ(0, std::memcmp(p + y * rp, &all_px[y * w], w * 4));
+    // The spec calls CL_MEM_MAP_COUNT stale as soon as it is returned: natively PoCL gave 2 here
+    // in one CI run (the earlier unmap not yet counted down) and 1 in others, so the count is
+    // checked for this live map, not compared with the device's.
     cl_uint maps = 0;
-    clGetMemObjectInfo(im, CL_MEM_MAP_COUNT, sizeof(maps), &maps, nullptr);
-    o.codes.push_back(static_cast<cl_int>(maps));
+    o.codes.push_back(clGetMemObjectInfo(im, CL_MEM_MAP_COUNT, sizeof(maps), &maps, nullptr));
+    EXPECT_GE(maps, 1u);
     o.codes.push_back(clEnqueueUnmapMemObject(d.q, im, p, 0, nullptr, nullptr));
     o.codes.push_back(clFinish(d.q));
     clReleaseMemObject(im);
