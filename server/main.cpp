@@ -52,8 +52,10 @@ int main(int argc, char** argv) try {
   app.add_option("--name", opt.name, "Server name reported to clients.")->capture_default_str();
   app.add_flag("--insecure", opt.insecure,
                "Allow listening on non-loopback addresses without authentication.");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn or error.")
-      ->capture_default_str();
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warn or error (the last given wins).")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string config_path;
   app.add_option("--config", config_path,
                  "TOML config: tenants and their tokens, quotas and limits, TLS, metrics "

@@ -3,7 +3,11 @@
 // before its first byte is sent.
 #include <CL/cl.h>
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
+#include <chrono>
+#include <deque>
 
 #include "proto/messages.h"
 #include "proto/pieces.h"
@@ -27,6 +31,19 @@ struct ReadPieces {
   uint64_t tag;
   std::atomic<size_t> left;
   std::atomic<int32_t> failed{CL_SUCCESS};
+  // When it began, when the last piece was enqueued and when the first piece's data was
+  // handed to the outbox (ns after `begun`): logged at debug level when the read ends, to
+  // tell a read the device holds up from one the socket does.
+  std::chrono::steady_clock::time_point begun = std::chrono::steady_clock::now();
+  std::atomic<int64_t> enqueued_ns{0}, first_ns{0};
+  size_t pieces = 0, piece_bytes = 1;
+  std::unique_ptr<std::atomic<int64_t>[]> done_ns;  // per piece, when its data was queued
+
+  int64_t SinceBegun() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                begun)
+        .count();
+  }
 
   // Piece `data` (null for the extra count) holds the read's bytes from `at` on.
   void Done(int32_t st, size_t at, const Bytes& data) {
@@ -34,6 +51,10 @@ struct ReadPieces {
       int32_t ok = CL_SUCCESS;
       failed.compare_exchange_strong(ok, st < 0 ? st : CL_OUT_OF_RESOURCES);
     } else if (data && failed.load() == CL_SUCCESS) {
+      int64_t none = 0;
+      const int64_t now = SinceBegun();
+      first_ns.compare_exchange_strong(none, now);
+      if (done_ns && at / piece_bytes < pieces) done_ns[at / piece_bytes] = now;
       for (size_t o = 0; o < data->size(); o += proto::kDataChunk) {
         out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
                       ReadDataFields(at + o), data, o,
@@ -45,6 +66,12 @@ struct ReadPieces {
     out->PushBulk(FrameHeader{0, op, proto::kFlagReply, tag},
                   ReplyBody(f == CL_SUCCESS ? Status::Ok() : Status::Error(f, "read failed")), nullptr, 0, 0);
     out->Unreserve(size);
+    auto q = [&](size_t i) { return done_ns && i < pieces ? done_ns[i].load() / 1e6 : 0.0; };
+    spdlog::debug(
+        "pipelined read of {} KiB in {} pieces: enqueued {:.3f} ms, first piece {:.3f} ms, "
+        "last {:.3f} ms; pieces 1/4 {:.3f} 1/2 {:.3f} 3/4 {:.3f}",
+        size >> 10, pieces, enqueued_ns.load() / 1e6, first_ns.load() / 1e6, SinceBegun() / 1e6,
+        q(pieces / 4), q(pieces / 2), q(3 * pieces / 4));
   }
 };
 }  // namespace
@@ -62,8 +89,39 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
   read->op = h.op;
   read->tag = h.tag;
   read->left = pieces + 1;
+  read->pieces = pieces;
+  read->piece_bytes = piece;
+  read->done_ns.reset(new std::atomic<int64_t>[pieces]());
   outbox_->Reserve(size);  // until the reply is queued
-  BkEvent* last = nullptr;
+  // Pieces enqueued whose data has not been handed to the outbox yet, oldest first. Once a
+  // few reads into pageable memory are queued, NVIDIA's driver copies each one inside its
+  // enqueue call, and rgpud's completion watcher learns of none until the loop ends: on an
+  // H200 every piece of a 256 MiB read reached the outbox 23-31 ms in, all within 0.3 ms,
+  // and the socket idled meanwhile (session 16, bench/results/2026-11-27-h200-session16).
+  // So the loop hands over each piece it finds complete between enqueues itself (a status
+  // query, a few microseconds per piece of 1-4 MiB), and leaves the watcher only the pieces
+  // still running when it ends.
+  struct Unsent {
+    BkEvent* ev;
+    size_t at;
+    Bytes data;
+  };
+  std::deque<Unsent> unsent;
+  BkEvent* last = nullptr;   // the newest piece's event: the command's, if no later one comes
+  bool last_handed = false;  // it was handed over (and kept, not released)
+  auto hand_over_done = [&] {
+    while (!unsent.empty()) {
+      Unsent& u = unsent.front();
+      const int32_t st = bk.EventStatus(u.ev);
+      if (st > CL_COMPLETE) return;  // in order: the later ones are not done either
+      read->Done(st, u.at, u.data);
+      if (u.ev != last)
+        bk.Release(proto::ObjType::Event, u.ev);
+      else
+        last_handed = true;
+      unsent.pop_front();
+    }
+  };
   for (size_t i = 0; i < pieces; ++i) {
     const size_t at = i * piece, len = std::min(piece, size - at);
     // The queue is in order: the first piece waits for the command's wait list, the others
@@ -83,10 +141,17 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
       read->Done(ev.status().code(), at, nullptr);
       break;
     }
-    bk.OnComplete(*ev, [read, at, piece](int32_t st) { read->Done(st, at, piece); });
-    if (last) bk.Release(proto::ObjType::Event, last);
+    if (last_handed) bk.Release(proto::ObjType::Event, last);
+    last_handed = false;
     last = *ev;
+    unsent.push_back(Unsent{*ev, at, std::move(piece)});
+    hand_over_done();
   }
+  for (Unsent& u : unsent) {
+    bk.OnComplete(u.ev, [read, at = u.at, data = u.data](int32_t st) { read->Done(st, at, data); });
+    if (u.ev != last) bk.Release(proto::ObjType::Event, u.ev);
+  }
+  read->enqueued_ns = read->SinceBegun();
   read->Done(CL_COMPLETE, 0, nullptr);  // the extra count
   return last;
 }
