@@ -13,7 +13,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -97,6 +99,58 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::mutex mu_;
   std::multimap<size_t, Pooled> free_;  // GUARDED_BY(mu_), by capacity
   size_t pooled_ = 0;                                      // GUARDED_BY(mu_)
+};
+
+// The bytes of a session's socket read pieces that are staged: read from the device and not
+// yet sent. The network, not the device, sets such a read's pace (NVIDIA copies 8-10 GB/s
+// into pageable memory, loopback TCP carries 3-5), so pieces staged beyond a few only add
+// memory; unbounded, a burst of non-blocking 64 MiB reads took hundreds of MiB of fresh,
+// page-faulting buffers. Bounded, the pool's warm buffers serve every piece.
+// Thread-safe: pieces are let go by the outbox's writer thread.
+class StagingWindow : public std::enable_shared_from_this<StagingWindow> {
+ public:
+  explicit StagingWindow(size_t limit) : limit_(limit) {}
+
+  // Takes room for `n` bytes, waiting up to `wait` for it; false if there was none. There is
+  // always room while nothing is staged, whatever `n`.
+  bool Take(size_t n, std::chrono::microseconds wait) {
+    std::unique_lock lk(mu_);
+    if (!room_.wait_for(lk, wait, [&] { return used_ == 0 || used_ + n <= limit_; })) return false;
+    used_ += n;
+    return true;
+  }
+
+  // Takes room for `n` bytes whether there is any or not.
+  void TakeAnyway(size_t n) {
+    std::lock_guard lk(mu_);
+    used_ += n;
+  }
+
+  // `data`, whose `n` bytes taken with Take count until its last holder lets go.
+  Bytes Hold(Bytes data, size_t n) {
+    ByteVec* raw = data.get();
+    return Bytes(raw, [inner = std::move(data), self = shared_from_this(), n](ByteVec*) mutable {
+      inner.reset();
+      self->Give(n);
+    });
+  }
+
+  size_t used() {
+    std::lock_guard lk(mu_);
+    return used_;
+  }
+
+ private:
+  void Give(size_t n) {
+    std::lock_guard lk(mu_);
+    used_ -= std::min(used_, n);
+    room_.notify_all();
+  }
+
+  const size_t limit_;
+  std::mutex mu_;
+  std::condition_variable room_;
+  size_t used_ = 0;  // GUARDED_BY(mu_)
 };
 
 }  // namespace rgpu::server

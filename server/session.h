@@ -22,6 +22,7 @@
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "server/backend/backend.h"
+#include "server/buffer_pool.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/slicer.h"
 #include "server/session_objects.h"
@@ -285,6 +286,9 @@ class Session {
   proto::BufferedReader in_{stream_.get()};  // the reader thread's only way to read stream_
   std::string peer_;
   std::shared_ptr<Outbox> outbox_;
+  // Socket read pieces staged and not yet sent (Session::PipelinedRead).
+  static constexpr size_t kReadWindowBytes = size_t{32} << 20;
+  std::shared_ptr<StagingWindow> read_window_ = std::make_shared<StagingWindow>(kReadWindowBytes);
   std::thread writer_;
   bool hello_done_ = false;
   std::string client_name_;

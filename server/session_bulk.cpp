@@ -128,7 +128,20 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     // follow it, and the last one's completion is the command's.
     // Each piece has a buffer of its own from the pool, back there once sent: a large read
     // reuses a few warm buffers instead of faulting in one as large as itself.
-    Bytes piece = server_->buffers().Acquire(len);
+    // At most kReadWindowBytes staged: past that the loop waits for the writer to send,
+    // handing over what the device has finished meanwhile (the writer may be waiting for it).
+    // Not while a user event of the session is unset: the read may wait for it, and only this
+    // thread can read the request that sets it; the window is then exceeded instead.
+    if (!read_window_->Take(len, std::chrono::microseconds(0))) {
+      if (!CanWaitInline())
+        read_window_->TakeAnyway(len);
+      else
+        for (;;) {
+          hand_over_done();
+          if (read_window_->Take(len, std::chrono::microseconds(200))) break;
+        }
+    }
+    Bytes piece = read_window_->Hold(server_->buffers().Acquire(len), len);
     piece->resize(len);
     auto ev = bk.Read(queue, mem, offset + at, len, piece, i == 0 ? waits : std::span<BkEvent* const>(), false);
     if (!ev.ok() && i == 0) {

@@ -42,5 +42,36 @@ TEST(BufferPool, SmallBuffersAreNotPooled) {
   EXPECT_EQ(pool->ReleaseIdle(0s), 0u);
 }
 
+TEST(StagingWindow, HoldsBytesUntilTheLastHolderLetsGo) {
+  auto pool = std::make_shared<BufferPool>(size_t{64} << 20);
+  auto window = std::make_shared<StagingWindow>(size_t{8} << 20);
+  ASSERT_TRUE(window->Take(size_t{5} << 20, 0us));
+  Bytes a = window->Hold(pool->Acquire(size_t{5} << 20), size_t{5} << 20);
+  Bytes copy = a;  // a queued chunk's reference
+  EXPECT_EQ(window->used(), size_t{5} << 20);
+  EXPECT_FALSE(window->Take(size_t{4} << 20, 1ms));  // 9 MiB would not fit
+  a.reset();
+  EXPECT_FALSE(window->Take(size_t{4} << 20, 0us));  // still held by `copy`
+  copy.reset();
+  EXPECT_EQ(window->used(), 0u);
+  EXPECT_TRUE(window->Take(size_t{4} << 20, 0us));
+}
+
+TEST(StagingWindow, AnythingFitsAnEmptyWindowAndAWaiterWakesWhenRoomComes) {
+  auto window = std::make_shared<StagingWindow>(size_t{1} << 20);
+  ASSERT_TRUE(window->Take(size_t{3} << 20, 0us));  // larger than the window, but it was empty
+  Bytes held = window->Hold(std::make_shared<ByteVec>(16), size_t{3} << 20);
+  std::thread later([&] {
+    std::this_thread::sleep_for(20ms);
+    held.reset();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(window->Take(size_t{1} << 20, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s);  // woken, not timed out
+  later.join();
+  window->TakeAnyway(size_t{2} << 20);  // over the limit on purpose
+  EXPECT_EQ(window->used(), size_t{3} << 20);
+}
+
 }  // namespace
 }  // namespace rgpu::server

@@ -236,6 +236,36 @@ TEST(Shared, TransfersGatedOnAUserEventFinish) {
   clReleaseMemObject(m);
 }
 
+// Reads larger than rgpud's window of staged read pieces (32 MiB, Session::PipelinedRead):
+// one gated on a user event this thread sets only after the read has returned (rgpud may not
+// wait for room then, or it never reads the request that sets the event), then three back to
+// back, which do wait for room. Every byte must land where it belongs.
+TEST(Shared, ReadsPastTheStagingWindowFinishExactly) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t size = (size_t{40} << 20) + 5;
+  cl_int err;
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, size, nullptr, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  const auto data = Random(size, 17);
+  ASSERT_EQ(clEnqueueWriteBuffer(cl.q, m, CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  cl_event gate = clCreateUserEvent(cl.ctx, &err);
+  std::vector<uint8_t> gated(size);
+  ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, CL_FALSE, 0, size, gated.data(), 1, &gate, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+  std::vector<std::vector<uint8_t>> back(3, std::vector<uint8_t>(size));
+  for (auto& b : back)
+    ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, CL_FALSE, 0, size, b.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+  ASSERT_EQ(clFinish(cl.q), CL_SUCCESS);
+  EXPECT_TRUE(gated == data);
+  for (auto& b : back) EXPECT_TRUE(b == data);
+  clReleaseEvent(gate);
+  clReleaseMemObject(m);
+}
+
 // A write larger than all write slots, gated on a user event this same thread sets only after
 // the write has returned: rgpud must give the slots back without waiting for the device, or
 // the write never returns.
