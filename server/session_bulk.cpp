@@ -74,6 +74,41 @@ struct ReadPieces {
         q(pieces / 4), q(pieces / 2), q(3 * pieces / 4));
   }
 };
+// A piece enqueued whose data has not been handed to the outbox yet.
+struct Unsent {
+  BkEvent* ev;
+  size_t at;
+  Bytes data;
+};
+
+// The pieces the enqueuing loop left running, oldest first, each holding a reference to its
+// event. Only the oldest is watched: the queue is in order, so no later one is done before
+// it, and the completion watcher, which asks every event it watches for its status on each
+// sweep (2-4 us a query in NVIDIA's driver), then asks one event per read instead of one per
+// piece (16 reads of 16 MiB in flight are 256 pieces).
+struct PieceChain : std::enable_shared_from_this<PieceChain> {
+  Backend* bk = nullptr;
+  std::shared_ptr<ReadPieces> read;
+  std::deque<Unsent> left;
+
+  // The oldest piece ended with `st`: hands it over, and every later one already done, and
+  // watches the next.
+  void Settle(int32_t st) {
+    for (;;) {
+      Unsent u = std::move(left.front());
+      left.pop_front();
+      read->Done(st, u.at, u.data);
+      bk->Release(proto::ObjType::Event, u.ev);
+      if (left.empty()) return;
+      st = bk->EventStatus(left.front().ev);
+      if (st > CL_COMPLETE) {
+        bk->OnComplete(left.front().ev,
+                       [self = shared_from_this()](int32_t s) { self->Settle(s); });
+        return;
+      }
+    }
+  }
+};
 }  // namespace
 
 Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, BkMem* mem,
@@ -101,11 +136,6 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
   // So the loop hands over each piece it finds complete between enqueues itself (a status
   // query, a few microseconds per piece of 1-4 MiB), and leaves the watcher only the pieces
   // still running when it ends.
-  struct Unsent {
-    BkEvent* ev;
-    size_t at;
-    Bytes data;
-  };
   std::deque<Unsent> unsent;
   BkEvent* last = nullptr;   // the newest piece's event: the command's, if no later one comes
   bool last_handed = false;  // it was handed over (and kept, not released)
@@ -160,9 +190,15 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     unsent.push_back(Unsent{*ev, at, std::move(piece)});
     hand_over_done();
   }
-  for (Unsent& u : unsent) {
-    bk.OnComplete(u.ev, [read, at = u.at, data = u.data](int32_t st) { read->Done(st, at, data); });
-    if (u.ev != last) bk.Release(proto::ObjType::Event, u.ev);
+  if (!unsent.empty()) {
+    // The chain holds a reference to each event; `last` (unsent's newest) also goes to the
+    // caller.
+    bk.Retain(proto::ObjType::Event, last);
+    auto chain = std::make_shared<PieceChain>();
+    chain->bk = &bk;
+    chain->read = read;
+    chain->left = std::move(unsent);
+    bk.OnComplete(chain->left.front().ev, [chain](int32_t st) { chain->Settle(st); });
   }
   read->enqueued_ns = read->SinceBegun();
   read->Done(CL_COMPLETE, 0, nullptr);  // the extra count
