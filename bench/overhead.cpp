@@ -56,6 +56,7 @@ struct Options {
   // native, rgpu unix and rgpu tcp are timed this many times, alternating, and each path
   // reports its median run.
   int async_rounds = 3;
+  int bandwidth_rounds = 3;
   std::string max_bytes = "1G";
   double bytes_per_point = 512.0 * (1 << 20);
   std::vector<int> matmul_sizes{64, 128, 256, 512, 1024, 2048};
@@ -118,6 +119,11 @@ class Bench {
   // and keeps each path's median run in runs[path]["async"], every round's rate beside it.
   void AsyncRounds(json& runs,
                    const std::vector<std::tuple<const char*, std::string, std::string>>& paths);
+  // Times the bandwidth task opt_.bandwidth_rounds - 1 more times on every path, the raw
+  // floors included, alternating; each size's figures become the medians, with every
+  // round's beside them in row["rounds"] (so that a ratio can pair a run with the floor's run
+  // of the same round: the floor moved by 40% between runs minutes apart on an H200).
+  void BandwidthRounds(json& runs, const std::vector<std::pair<std::string, json>>& paths);
   json Worker(const std::string& label, json spec, const std::string& vendors,
               const std::string& server = "");
   json SpecFor(const std::vector<std::string>& tasks) const;
@@ -223,6 +229,46 @@ void Bench::AsyncRounds(
   }
 }
 
+void Bench::BandwidthRounds(json& runs, const std::vector<std::pair<std::string, json>>& paths) {
+  // paths: run key -> the worker spec of its bandwidth task (vendors and server in the spec's
+  // "_vendors" and "_server", taken out before it is written).
+  std::map<std::string, std::vector<json>> rounds;
+  for (const auto& [key, spec] : paths)
+    if (runs[key].contains("bandwidth")) rounds[key].push_back(runs[key]["bandwidth"]);
+  for (int i = 1; i < opt_.bandwidth_rounds; ++i)
+    for (const auto& [key, spec] : paths) {
+      json s = spec;
+      const std::string vendors = s["_vendors"], server = s["_server"];
+      s.erase("_vendors");
+      s.erase("_server");
+      json r = Worker(key + "-bandwidth-" + std::to_string(i + 1), s, vendors, server);
+      if (r.contains("bandwidth")) rounds[key].push_back(r["bandwidth"]);
+    }
+  for (auto& [key, list] : rounds) {
+    if (list.size() < 2) continue;
+    json merged = list[0];
+    for (json& row : merged) {
+      const size_t bytes = row["bytes"].get<size_t>();
+      json fields = json::object();
+      for (const auto& [field, value] : row.items())
+        if (field.size() > 5 && field.compare(field.size() - 5, 5, "_gbps") == 0)
+          fields[field] = json::array();
+      for (const json& run : list)
+        for (const json& r : run)
+          if (r["bytes"].get<size_t>() == bytes)
+            for (auto& [field, every] : fields.items())
+              if (r.contains(field)) every.push_back(r[field]);
+      for (auto& [field, every] : fields.items()) {
+        std::vector<double> v = every.get<std::vector<double>>();
+        std::sort(v.begin(), v.end());
+        row[field] = v[v.size() / 2];
+      }
+      row["rounds"] = fields;
+    }
+    runs[key]["bandwidth"] = merged;
+  }
+}
+
 json Host() {
   utsname u{};
   uname(&u);
@@ -285,6 +331,7 @@ int Bench::Run() {
                     {"iterations", opt_.iterations},
                     {"async_launches", opt_.async_launches},
                     {"async_rounds", opt_.async_rounds},
+                    {"bandwidth_rounds", opt_.bandwidth_rounds},
                     {"sizes", sizes_},
                     {"bytes_per_point", opt_.bytes_per_point},
                     {"matmul_sizes", opt_.matmul_sizes},
@@ -334,6 +381,29 @@ int Bench::Run() {
     s["kind"] = "raw";
     s["address"] = srv->address();
     runs[key] = Worker(key, s, nv);
+  }
+  if (has("bandwidth") && opt_.bandwidth_rounds > 1) {
+    auto cl = [&](const std::string& platform, const std::string& vendors,
+                  const std::string& server) {
+      json s = SpecFor({"bandwidth"});
+      s["platform"] = platform;
+      s["_vendors"] = vendors;
+      s["_server"] = server;
+      return s;
+    };
+    auto raw = [&](const RawServer* srv) {
+      json s = SpecFor({"bandwidth"});
+      s["kind"] = "raw";
+      s["address"] = srv->address();
+      s["_vendors"] = nv;
+      s["_server"] = "";
+      return s;
+    };
+    BandwidthRounds(runs, {{"native", cl(opt_.platform, nv, "")},
+                           {"rgpu_unix", cl("rgpu", rv, unix_addr)},
+                           {"rgpu_tcp", cl("rgpu", rv, tcp_addr)},
+                           {"raw_tcp", raw(raw_tcp.get())},
+                           {"raw_unix", raw(raw_unix.get())}});
   }
   if (has("matmul")) {
     json s = SpecFor({"matmul"});
@@ -408,6 +478,25 @@ json SizeRow(const json& run, size_t bytes) {
   for (const auto& r : run["bandwidth"])
     if (r["bytes"].get<size_t>() == bytes) return r;
   return {};
+}
+
+// `field` of a bandwidth row over `floor_field` of the floor's row of the same size: the
+// median of each round's ratio where both ran in rounds (--bandwidth-rounds), else the ratio
+// of the two figures.
+double OverFloor(const json& row, const std::string& field, const json& floor_row,
+                 const std::string& floor_field) {
+  const double ratio = Get(row, {field.c_str()}) / Get(floor_row, {floor_field.c_str()});
+  if (!row.contains("rounds") || !floor_row.contains("rounds")) return ratio;
+  const json& a = row["rounds"];
+  const json& b = floor_row["rounds"];
+  if (!a.contains(field) || !b.contains(floor_field)) return ratio;
+  const json& x = a[field];
+  const json& y = b[floor_field];
+  if (x.empty() || x.size() != y.size()) return ratio;
+  std::vector<double> each;
+  for (size_t i = 0; i < x.size(); ++i) each.push_back(x[i].get<double>() / y[i].get<double>());
+  std::sort(each.begin(), each.end());
+  return each[each.size() / 2];
 }
 
 json MatmulRow(const json& run, int n) {
@@ -602,9 +691,16 @@ std::string Markdown(const json& doc) {
   for (bool write : {true, false}) {
     if (!has_bandwidth) break;
     std::string dir = write ? "write" : "read";
-    md << "## Bandwidth: " << (write ? "writes" : "reads") << " (GB/s, pageable host memory)\n\n"
+    const int bw_rounds = doc["options"].value("bandwidth_rounds", 1);
+    md << "## Bandwidth: " << (write ? "writes" : "reads") << " (GB/s, pageable host memory"
+       << (bw_rounds > 1 ? "; medians of " + std::to_string(bw_rounds) +
+                               " runs per path, alternating; rgpu tcp / raw tcp is the median of "
+                               "each run's ratio"
+                         : "")
+       << ")\n\n"
        << "| size | native blocking | native non-blocking | rgpu unix blocking | non-blocking | "
-          "rgpu tcp blocking | non-blocking | raw unix | raw tcp | rgpu tcp / raw tcp | rgpu tcp / native |\n"
+          "rgpu tcp blocking | non-blocking | raw unix | raw tcp | rgpu tcp / raw tcp | rgpu tcp / "
+          "native |\n"
           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (size_t b : sizes_) {
       md << "| " << Bytes(b);
@@ -617,7 +713,9 @@ std::string Markdown(const json& doc) {
       double raw_tcp = Get(SizeRow(runs["raw_tcp"], b), {(dir + "_gbps").c_str()});
       double tcp = Get(SizeRow(runs["rgpu_tcp"], b), {(dir + "_blocking_gbps").c_str()});
       double nat = Get(SizeRow(runs["native"], b), {(dir + "_blocking_gbps").c_str()});
-      md << " | " << Fmt(raw_unix, 2) << " | " << Fmt(raw_tcp, 2) << " | " << Fmt(tcp / raw_tcp, 2)
+      const double over_raw = OverFloor(SizeRow(runs["rgpu_tcp"], b), dir + "_blocking_gbps",
+                                        SizeRow(runs["raw_tcp"], b), dir + "_gbps");
+      md << " | " << Fmt(raw_unix, 2) << " | " << Fmt(raw_tcp, 2) << " | " << Fmt(over_raw, 2)
          << " | " << Fmt(tcp / nat, 2) << " |\n";
     }
     md << "\n";
@@ -695,7 +793,13 @@ std::string Markdown(const json& doc) {
       json row = SizeRow(runs["rgpu_tcp"], b);
       double tcp = std::max(Get(row, {(std::string(dir) + "_blocking_gbps").c_str()}),
                             Get(row, {(std::string(dir) + "_nonblocking_gbps").c_str()}));
-      worst_raw = std::min(worst_raw, tcp / Get(SizeRow(runs["raw_tcp"], b), {(std::string(dir) + "_gbps").c_str()}));
+      const json raw_row = SizeRow(runs["raw_tcp"], b);
+      const std::string raw_field = std::string(dir) + "_gbps";
+      worst_raw =
+          std::min(worst_raw,
+                   std::max(OverFloor(row, std::string(dir) + "_blocking_gbps", raw_row, raw_field),
+                            OverFloor(row, std::string(dir) + "_nonblocking_gbps", raw_row,
+                                      raw_field)));
       json nrow = SizeRow(runs["native"], b);
       double nat = std::max(Get(nrow, {(std::string(dir) + "_blocking_gbps").c_str()}),
                             Get(nrow, {(std::string(dir) + "_nonblocking_gbps").c_str()}));
@@ -770,6 +874,12 @@ int main(int argc, char** argv) {
              "Runs of the launch-rate task per path, alternating; each path reports its median")
           ->check(CLI::Range(1, 15))
           ->capture_default_str();
+  auto* br =
+      app.add_option("--bandwidth-rounds", o.bandwidth_rounds,
+                     "Runs of the bandwidth task per path (raw floors included), alternating; each "
+                     "size reports its medians, and rgpu / raw the median of each round's ratio")
+          ->check(CLI::Range(1, 15))
+          ->capture_default_str();
   auto* mb = app.add_option("--max-bytes", o.max_bytes, "Largest transfer (K, M, G suffixes)")->capture_default_str();
   auto* ms = app.add_option("--matmul-sizes", o.matmul_sizes, "N of the N x N multiplies")->delimiter(',')->capture_default_str();
   auto* ld = app.add_option("--link-delay-ms", o.link_delay_ms, "One-way delays of the emulated links (0.5,5,25 = 1, 10, 50 ms RTT); 'none' skips")
@@ -789,6 +899,7 @@ int main(int argc, char** argv) {
     if (!it->count()) o.iterations = 1000;
     if (!al->count()) o.async_launches = 10000;
     if (!ar->count()) o.async_rounds = 1;
+    if (!br->count()) o.bandwidth_rounds = 1;
     if (!mb->count()) o.max_bytes = "16M";
     if (!ms->count()) o.matmul_sizes = {64, 128, 256};
     if (!ld->count()) o.link_delay_ms = {5};
