@@ -400,12 +400,19 @@ TEST(DeadPeer, BusyServerAndWaitingClientAreNotDead) {
     EXPECT_EQ(clFinish(q), CL_SUCCESS);
     return MillisSince(t0);
   };
-  // Calibrate, then run for about 2.5 peer timeouts in one kernel.
+  // Calibrate, then run for about 2.5 peer timeouts in one kernel. A calibration slowed by
+  // other work on the machine makes that kernel too short (1973 ms once on a loaded 2-core
+  // machine): then it is lengthened by what it fell short and run again, up to three times.
   run(1000);  // the first launch also compiles
   const double probe_ms = std::max(1.0, run(20'000'000));
-  const double n = std::min(4.0e9, 20'000'000 * 2.5 * kPeerTimeoutMs / probe_ms);
+  double n = std::min(4.0e9, 20'000'000 * 2.5 * kPeerTimeoutMs / probe_ms);
   const double dead_before = Metric("rgpu_dead_peers_total");
-  const double busy_ms = run(static_cast<cl_uint>(n));
+  double busy_ms = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    busy_ms = run(static_cast<cl_uint>(n));
+    if (busy_ms > 1.5 * kPeerTimeoutMs) break;
+    n = std::min(4.0e9, n * 2.5 * kPeerTimeoutMs / std::max(1.0, busy_ms));
+  }
   float result = 0;
   EXPECT_EQ(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof(result), &result, 0, nullptr, nullptr),
             CL_SUCCESS);
