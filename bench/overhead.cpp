@@ -123,7 +123,12 @@ class Bench {
   // floors included, alternating; each size's figures become the medians, with every
   // round's beside them in row["rounds"] (so that a ratio can pair a run with the floor's run
   // of the same round: the floor moved by 40% between runs minutes apart on an H200).
-  void BandwidthRounds(json& runs, const std::vector<std::pair<std::string, json>>& paths);
+  struct WorkerCall {
+    std::string key;  // the run it belongs to (runs[key])
+    json spec;
+    std::string vendors, server;
+  };
+  void BandwidthRounds(json& runs, const std::vector<WorkerCall>& paths);
   json Worker(const std::string& label, json spec, const std::string& vendors,
               const std::string& server = "");
   json SpecFor(const std::vector<std::string>& tasks) const;
@@ -229,20 +234,14 @@ void Bench::AsyncRounds(
   }
 }
 
-void Bench::BandwidthRounds(json& runs, const std::vector<std::pair<std::string, json>>& paths) {
-  // paths: run key -> the worker spec of its bandwidth task (vendors and server in the spec's
-  // "_vendors" and "_server", taken out before it is written).
+void Bench::BandwidthRounds(json& runs, const std::vector<WorkerCall>& paths) {
   std::map<std::string, std::vector<json>> rounds;
-  for (const auto& [key, spec] : paths)
-    if (runs[key].contains("bandwidth")) rounds[key].push_back(runs[key]["bandwidth"]);
+  for (const WorkerCall& p : paths)
+    if (runs[p.key].contains("bandwidth")) rounds[p.key].push_back(runs[p.key]["bandwidth"]);
   for (int i = 1; i < opt_.bandwidth_rounds; ++i)
-    for (const auto& [key, spec] : paths) {
-      json s = spec;
-      const std::string vendors = s["_vendors"], server = s["_server"];
-      s.erase("_vendors");
-      s.erase("_server");
-      json r = Worker(key + "-bandwidth-" + std::to_string(i + 1), s, vendors, server);
-      if (r.contains("bandwidth")) rounds[key].push_back(r["bandwidth"]);
+    for (const WorkerCall& p : paths) {
+      json r = Worker(p.key + "-bandwidth-" + std::to_string(i + 1), p.spec, p.vendors, p.server);
+      if (r.contains("bandwidth")) rounds[p.key].push_back(r["bandwidth"]);
     }
   for (auto& [key, list] : rounds) {
     if (list.size() < 2) continue;
@@ -374,36 +373,28 @@ int Bench::Run() {
         paths{{"native", nv, ""}, {"rgpu_unix", rv, unix_addr}, {"rgpu_tcp", rv, tcp_addr}};
     AsyncRounds(runs, paths);
   }
-  std::vector<std::string> raw_tasks{"sync"};
-  if (has("bandwidth")) raw_tasks.push_back("bandwidth");
-  for (auto [key, srv] : {std::pair{"raw_tcp", raw_tcp.get()}, std::pair{"raw_unix", raw_unix.get()}}) {
-    json s = SpecFor(raw_tasks);
+  auto raw_spec = [&](const std::vector<std::string>& tasks, const RawServer* srv) {
+    json s = SpecFor(tasks);
     s["kind"] = "raw";
     s["address"] = srv->address();
-    runs[key] = Worker(key, s, nv);
-  }
+    return s;
+  };
+  std::vector<std::string> raw_tasks{"sync"};
+  if (has("bandwidth")) raw_tasks.push_back("bandwidth");
+  for (auto [key, srv] :
+       {std::pair{"raw_tcp", raw_tcp.get()}, std::pair{"raw_unix", raw_unix.get()}})
+    runs[key] = Worker(key, raw_spec(raw_tasks, srv), nv);
   if (has("bandwidth") && opt_.bandwidth_rounds > 1) {
-    auto cl = [&](const std::string& platform, const std::string& vendors,
-                  const std::string& server) {
+    auto cl_spec = [&](const std::string& platform) {
       json s = SpecFor({"bandwidth"});
       s["platform"] = platform;
-      s["_vendors"] = vendors;
-      s["_server"] = server;
       return s;
     };
-    auto raw = [&](const RawServer* srv) {
-      json s = SpecFor({"bandwidth"});
-      s["kind"] = "raw";
-      s["address"] = srv->address();
-      s["_vendors"] = nv;
-      s["_server"] = "";
-      return s;
-    };
-    BandwidthRounds(runs, {{"native", cl(opt_.platform, nv, "")},
-                           {"rgpu_unix", cl("rgpu", rv, unix_addr)},
-                           {"rgpu_tcp", cl("rgpu", rv, tcp_addr)},
-                           {"raw_tcp", raw(raw_tcp.get())},
-                           {"raw_unix", raw(raw_unix.get())}});
+    BandwidthRounds(runs, {{"native", cl_spec(opt_.platform), nv, ""},
+                           {"rgpu_unix", cl_spec("rgpu"), rv, unix_addr},
+                           {"rgpu_tcp", cl_spec("rgpu"), rv, tcp_addr},
+                           {"raw_tcp", raw_spec({"bandwidth"}, raw_tcp.get()), nv, ""},
+                           {"raw_unix", raw_spec({"bandwidth"}, raw_unix.get()), nv, ""}});
   }
   if (has("matmul")) {
     json s = SpecFor({"matmul"});
