@@ -724,6 +724,19 @@ std::string Markdown(const json& doc) {
     md << "| " << n << " | " << Fmt(cpu, 2) << " | " << Fmt(nat, 2) << " | " << Fmt(ux, 2) << " | "
        << Fmt(tcp, 2) << " | " << Fmt(cpu / tcp, 1) << "x | " << Fmt(tcp / nat, 2) << " |\n";
   }
+  md << "\nWhere a multiply's time goes (µs, median; each step then clFinish, so what an "
+        "asynchronous step leaves running counts in it):\n\n"
+        "| N | path | create A | create B | create C | launch | read C | release |\n"
+        "|---:|---|---:|---:|---:|---:|---:|---:|\n";
+  for (int n : opt_.matmul_sizes)
+    for (const char* path : {"native", "rgpu_unix", "rgpu_tcp"}) {
+      const json ph = MatmulRow(runs[path], n).value("phases_us", json::object());
+      if (ph.empty()) continue;
+      md << "| " << n << " | " << path;
+      for (const char* step : {"create_a", "create_b", "create_c", "launch", "read", "release"})
+        md << " | " << Fmt(ph.value(step, NAN), 0);
+      md << " |\n";
+    }
   md << "\n";
   }
 

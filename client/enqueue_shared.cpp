@@ -112,6 +112,29 @@ cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* p
   return rc;
 }
 
+bool CreateShared(Connection& conn, const proto::CreateBufferRequest& req, const void* data,
+                  cl_int* err) {
+  if (!conn.shared() || req.size < kSharedMinWrite || req.size > SharedRegion::kSlotBytes)
+    return false;
+  SharedRegion& region = *conn.shared();
+  std::lock_guard lk(region.write_mu);
+  SharedRegion::Slot slot;
+  if (!region.LendForWrite(
+          req.size, [&] { return conn.alive(); }, &slot)) {
+    *err = CL_OUT_OF_RESOURCES;
+    return true;
+  }
+  ParallelCopy(slot.p, data, req.size);
+  std::vector<uint8_t> body;
+  Writer w(&body);
+  req.EncodeTo(w);
+  proto::SharedInitRequest{slot.off}.EncodeTo(w);
+  *err = conn.SendShared(Op::CreateBuffer, body, proto::kFlagShared, false).ok()
+             ? CL_SUCCESS
+             : CL_OUT_OF_RESOURCES;
+  return true;
+}
+
 bool FitsReadSlots(size_t size) { return size <= SharedRegion::kSlotsPerDirection * SharedRegion::kSlotBytes; }
 
 namespace {

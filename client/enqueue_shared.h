@@ -16,6 +16,12 @@ cl_int WriteShared(cl_command_queue q, cl_mem m, size_t off, size_t size, const 
 // A blocking read: returns once every byte is in `ptr`, or the first error.
 cl_int ReadShared(cl_command_queue q, cl_mem m, size_t off, size_t size, void* ptr, cl_uint n,
                   const cl_event* list, uint64_t event_id);
+// A clCreateBuffer's initial contents through the shared region: copied into granules of the
+// write half and named by a CreateBuffer marked SHARED. False, having sent nothing, where the
+// connection has no region or `req.size` is under the shared minimum or over one slot (the
+// socket then carries the data); true once the request is out (`*err` says how it went).
+bool CreateShared(Connection& conn, const proto::CreateBufferRequest& req, const void* data,
+                  cl_int* err);
 // Whether a read of `size` bytes fits in the read slots at once, so that a non-blocking one
 // can send every request of it before returning (it keeps its place among the queue's
 // commands) and complete later (ReadSharedLater).

@@ -1,6 +1,7 @@
 // Buffers and sub-buffers, and what every memory object answers (images: client/image.cpp).
 #include <unordered_set>
 
+#include "client/enqueue_shared.h"
 #include "client/icd.h"
 #include "proto/messages.h"
 
@@ -55,9 +56,16 @@ cl_mem CreateBuffer(cl_context ctx, cl_mem_flags flags, size_t size, void* host_
   // reads its contents (a host read the device would refuse).
   const proto::CreateBufferRequest req{m->id, ctx->id, flags & ~(kHostPtrFlags | kHostAccessFlags),
                                        size, wants_ptr ? size : 0};
-  Status s = ctx->conn->Send(Op::CreateBuffer, proto::EncodeBody(req),
-                             wants_ptr ? host_ptr : nullptr, req.data_size);
-  if (!s.ok()) {
+  // The initial contents go through the shared region where the connection has one.
+  cl_int rc = CL_SUCCESS;
+  if (!wants_ptr || !CreateShared(*ctx->conn, req, host_ptr, &rc))
+    rc = ctx->conn
+                 ->Send(Op::CreateBuffer, proto::EncodeBody(req), wants_ptr ? host_ptr : nullptr,
+                        req.data_size)
+                 .ok()
+             ? CL_SUCCESS
+             : CL_OUT_OF_RESOURCES;
+  if (rc != CL_SUCCESS) {
     ctx->conn->RefundQuota(size);
     Drop(m);
     return SetErr(err, CL_OUT_OF_RESOURCES), nullptr;

@@ -1261,6 +1261,20 @@ struct MigrateMemObjectsRequest {
   }
 };
 
+// CreateBuffer with kFlagShared: the initial contents, all `size` bytes of them, are at
+// `region_offset` of the shared region (AttachShared), not in PutData chunks.
+//   CreateBufferRequest (data_size = size) | u64 region_offset
+struct SharedInitRequest {
+  uint64_t region_offset = 0;
+
+  bool operator==(const SharedInitRequest&) const = default;
+  void EncodeTo(Writer& w) const { w.u64(region_offset); }
+  static bool Decode(Reader& r, SharedInitRequest* out) {
+    out->region_offset = r.u64();
+    return r.ok();
+  }
+};
+
 // WriteBuffer and ReadBuffer with kFlagShared: the data is at `region_offset` of the shared
 // region (AttachShared), not in the frame.
 //   u64 mem | u64 offset | u64 size | u64 region_offset

@@ -6,7 +6,8 @@
 // the threshold after their frees. Under the vanishing-clients stress (20 rounds of 32
 // clients, a third killed, PoCL) rgpud grew 190 -> 223 -> 247 MiB (rounds 1, 3, 20); with
 // the two settings below and a trim after sessions end, 94 -> 95 -> 99 MiB; with idle pooled
-// transfer buffers freed too (BufferPool::ReleaseIdle, run from here), 89 -> 90 -> 92 MiB.
+// transfer buffers freed too (BufferPool::ReleaseIdle, run from here), 89 -> 90 -> 92 MiB;
+// with the settings of session 17 below (CI's 5 rounds), 92 -> 93 -> 95 -> 90 -> 93 MiB.
 // What still grows is PoCL's (docs/security.md, "Memory under clients that come and go").
 // Thread-safe: SessionEnded may be called from any thread.
 #pragma once
@@ -23,11 +24,20 @@
 namespace rgpu::server {
 
 // Call first thing in main, before threads start: few arenas (the threads' caches serve
-// small allocations without locks), and large blocks always mapped on their own, so that
-// freeing one returns it.
+// small allocations without locks); blocks up to 32 MiB come from the arenas and stay there
+// when freed (no automatic trim), and the trims below give them back.
+//
+// Until session 17 blocks of 128 KiB and more were always mapped on their own and unmapped
+// when freed. NVIDIA's driver, inside rgpud, allocates host memory for each buffer it makes
+// and copies into, and paid page faults and unmaps every time: on an H100 a 1 MiB buffer made
+// from host data took 0.79-0.91 ms through rgpud over the Unix socket against 0.06-0.09 ms
+// natively, releasing two 156-172 us against 5-6; the native program with the same glibc
+// settings (GLIBC_TUNABLES) slowed the same way (0.43-0.56 ms, 54-76 us).
+// bench/results/2026-11-27-session17/ has the runs.
 inline void ConfigureHeap() {
   mallopt(M_ARENA_MAX, 2);
-  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
 // One malloc_trim(0) follows each burst of session ends, at most every `kCoalesce`, from its

@@ -400,10 +400,12 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
   if (const Tenant* t = tenant()) ++server_->Usage(t).commands;
   if (!hello_done_ && static_cast<Op>(h.op) != Op::Hello)
     return Status::Protocol("the first frame must be Hello");
-  // The request flags: kFlagWaiting, on reads; kFlagShared, on WriteBuffer and ReadBuffer.
+  // The request flags: kFlagWaiting, on reads; kFlagShared, on WriteBuffer, ReadBuffer and
+  // CreateBuffer.
   const Op rop = static_cast<Op>(h.op);
   if (h.flags & proto::kFlagShared) {
     const uint16_t rest = h.flags & ~proto::kFlagShared;
+    if (rop == Op::CreateBuffer && rest == 0) return CreateBufferShared(r);
     if (!(rop == Op::WriteBuffer && rest == 0) &&
         !(rop == Op::ReadBuffer && (rest == 0 || rest == proto::kFlagWaiting)))
       return Status::Protocol("flags " + std::to_string(h.flags) + " not allowed on this request");
@@ -709,11 +711,15 @@ Status Session::CreateBuffer(Reader& r) {
   proto::CreateBufferRequest req;
   if (!proto::CreateBufferRequest::Decode(r, &req))
     return Status::Protocol("malformed CreateBuffer");
-  const uint64_t id = req.mem, ctx_id = req.context, flags = req.flags, size = req.size;
   auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
-  if (!(*blob)->empty() && (*blob)->size() != size)
+  if (!(*blob)->empty() && (*blob)->size() != req.size)
     return Status::Protocol("initial data does not match the buffer size");
+  return MakeBuffer(req, **blob);
+}
+
+Status Session::MakeBuffer(const proto::CreateBufferRequest& req, std::span<const uint8_t> init) {
+  const uint64_t id = req.mem, ctx_id = req.context, flags = req.flags, size = req.size;
   auto ctx = Lookup<ContextRecord>(ctx_id);
   if (!ctx.ok()) return AsyncFailure(Op::CreateBuffer, id, ctx.status()), Status::Ok();
   // CL_MEM_OBJECT_ALLOCATION_FAILURE if there is a failure to allocate memory for buffer
@@ -723,7 +729,7 @@ Status Session::CreateBuffer(Reader& r) {
                         Status::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                       "tenant '" + tenant()->id + "' is over its memory quota")),
            Status::Ok();
-  auto m = server_->backend().CreateBuffer((*ctx)->handle, flags, size, blob->get());
+  auto m = server_->backend().CreateBuffer((*ctx)->handle, flags, size, init);
   if (!m.ok()) {
     RefundMemory(size);
     return AsyncFailure(Op::CreateBuffer, id, m.status()), Status::Ok();

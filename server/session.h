@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -122,6 +123,11 @@ class Session {
   Status CreateContext(proto::Reader& r);
   Status CreateQueue(proto::Reader& r);
   Status CreateBuffer(proto::Reader& r);
+  // CreateBuffer whose initial contents are in the shared region (server/session_shared.cpp).
+  Status CreateBufferShared(proto::Reader& r);
+  // A buffer of the session's from a decoded request and its initial contents (empty or
+  // `req.size` bytes); failures that are the application's are reported asynchronously.
+  Status MakeBuffer(const proto::CreateBufferRequest& req, std::span<const uint8_t> init);
   Status CreateSubBuffer(proto::Reader& r);
   Status CreateProgramWithSource(proto::Reader& r);
   Status CreateProgramWithBinary(const proto::FrameHeader& h, proto::Reader& r);

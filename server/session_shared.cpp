@@ -63,6 +63,28 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
   return Status::Ok();
 }
 
+Status Session::CreateBufferShared(Reader& r) {
+  proto::CreateBufferRequest req;
+  proto::SharedInitRequest init;
+  if (!proto::CreateBufferRequest::Decode(r, &req) || !proto::SharedInitRequest::Decode(r, &init) ||
+      !r.done())
+    return Status::Protocol("malformed shared CreateBuffer");
+  if (!shared_) return Status::Protocol("shared data named, but no shared region is attached");
+  if (req.data_size != req.size)
+    return Status::Protocol("shared initial data does not match the buffer size");
+  auto at = shared_->Range(init.region_offset, req.size);
+  if (!at.ok()) return at.status();
+  // The driver copies the contents before CreateBuffer returns; the granules go back to the
+  // client then, whatever the outcome.
+  if (auto ctx = Lookup<ContextRecord>(req.context);
+      ctx.ok() && !shared_->Register(server_->backend(), (*ctx)->handle))
+    spdlog::debug("session {}: shared region not registered with context {}", id_, req.context);
+  Status s = MakeBuffer(req, std::span<const uint8_t>(*at, req.size));
+  shared_->Release(init.region_offset, req.size);
+  if (s.ok() && Lookup<MemRecord>(req.mem).ok()) shared_bytes_ += req.size;  // made, not refused
+  return s;
+}
+
 Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   const bool write = static_cast<Op>(h.op) == Op::WriteBuffer;
   Command c;

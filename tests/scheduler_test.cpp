@@ -89,7 +89,7 @@ class SchedulerTest : public ::testing::Test {
     t->kernel = *dev_.CreateKernel(p, id);
     t->sched_kernel = *dev_.CreateKernel(p, id);
     dev_.Release(proto::ObjType::Program, p);  // the kernels keep it
-    t->arg = *dev_.CreateBuffer(t->ctx, CL_MEM_READ_WRITE, 1 << 16, nullptr);
+    t->arg = *dev_.CreateBuffer(t->ctx, CL_MEM_READ_WRITE, 1 << 16, {});
     t->info = slicer::KernelInfo{id, 1, false};
     tenants_.push_back(std::move(t));
     return *tenants_.back();

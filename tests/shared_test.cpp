@@ -287,6 +287,51 @@ TEST(Shared, AWriteGatedOnThisThreadsUserEventReturns) {
 }
 
 // Several threads, each with its own queue, move data at once through the one region.
+// clCreateBuffer with host data: the contents go through the region (from 256 KiB up to one
+// slot) or the socket (others), and are the host's as they were when the call returned. Many
+// creations in a row take more granules than the write half has, so each must be given back.
+TEST(Shared, BuffersMadeFromHostDataAreExact) {
+  Cl cl;
+  ASSERT_NE(cl.dev, nullptr);
+  const size_t sizes[] = {4096,  (256 << 10) - 1, 256 << 10,    (1 << 20) + 3,
+                          kSlot, kSlot + 1,       9 * kSlot + 5};
+  for (size_t size : sizes) {
+    for (cl_mem_flags how : {CL_MEM_COPY_HOST_PTR, CL_MEM_USE_HOST_PTR}) {
+      SCOPED_TRACE("size " + std::to_string(size) +
+                   (how == CL_MEM_COPY_HOST_PTR ? " copy" : " use"));
+      auto host = Random(size, static_cast<uint32_t>(size * 3 + how));
+      const auto want = host;
+      cl_int err;
+      cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE | how, size, host.data(), &err);
+      ASSERT_EQ(err, CL_SUCCESS);
+      // A copied buffer no longer depends on the host's memory.
+      if (how == CL_MEM_COPY_HOST_PTR) std::fill(host.begin(), host.end(), uint8_t{0x5a});
+      std::vector<uint8_t> back(size, 0xee);
+      ASSERT_EQ(clEnqueueReadBuffer(cl.q, m, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr),
+                CL_SUCCESS);
+      EXPECT_EQ(0, std::memcmp(back.data(), want.data(), size));
+      clReleaseMemObject(m);
+    }
+  }
+  std::vector<cl_mem> many;
+  std::vector<std::vector<uint8_t>> contents;
+  for (int i = 0; i < 40; ++i) {
+    contents.push_back(Random(kSlot / 2 + i, 1000 + i));
+    cl_int err;
+    many.push_back(clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                  contents.back().size(), contents.back().data(), &err));
+    ASSERT_EQ(err, CL_SUCCESS);
+  }
+  for (size_t i = 0; i < many.size(); ++i) {
+    std::vector<uint8_t> back(contents[i].size());
+    ASSERT_EQ(clEnqueueReadBuffer(cl.q, many[i], CL_TRUE, 0, back.size(), back.data(), 0, nullptr,
+                                  nullptr),
+              CL_SUCCESS);
+    EXPECT_EQ(back, contents[i]) << "buffer " << i;
+    clReleaseMemObject(many[i]);
+  }
+}
+
 TEST(Shared, ThreadsShareTheRegion) {
   Cl cl;
   ASSERT_NE(cl.dev, nullptr);
@@ -474,6 +519,71 @@ TEST(SharedHostile, RangesOutsideTheRegionEndTheSession) {
   Raw next;
   ASSERT_TRUE(next.ok());
   EXPECT_TRUE(next.Alive());
+}
+
+// A CreateBuffer whose contents are in the region: the buffer request (id 2 in context 1,
+// data_size normally the size), then the region offset.
+std::vector<uint8_t> SharedCreateBody(uint64_t size, uint64_t data_size, uint64_t region_off,
+                                      uint64_t ctx = 1) {
+  std::vector<uint8_t> body;
+  proto::Writer w(&body);
+  proto::CreateBufferRequest{2, ctx, CL_MEM_READ_WRITE, size, data_size}.EncodeTo(w);
+  proto::SharedInitRequest{region_off}.EncodeTo(w);
+  return body;
+}
+
+TEST(SharedHostile, BufferContentsOutsideTheRegionEndTheSession) {
+  struct Case {
+    const char* what;
+    uint64_t size, data_size, off;
+    bool attach;
+  };
+  const Case cases[] = {
+      {"past the end", 4096, 4096, kRegion - 100, true},
+      {"in the header", 100, 100, 64, true},
+      {"wrapping", UINT64_MAX - 10, UINT64_MAX - 10, proto::kSharedHeader + 20, true},
+      {"contents shorter than the buffer", 8192, 4096, proto::kSharedHeader, true},
+      {"no contents", 4096, 0, proto::kSharedHeader, true},
+      {"no region attached", 4096, 4096, proto::kSharedHeader, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    RAW_OR_SKIP(raw);
+    if (c.attach) {
+      const int fd = SealedMemfd(kRegion);
+      ASSERT_EQ(raw.Attach(kRegion, fd), CL_SUCCESS);
+      close(fd);
+    }
+    raw.Send(proto::Op::CreateBuffer, 0, SharedCreateBody(c.size, c.data_size, c.off),
+             proto::kFlagShared);
+    std::string why;
+    EXPECT_EQ(raw.NextStatus(&why), INT32_MIN) << "expected a Goodbye, got an answer: " << why;
+  }
+  Raw next;
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next.Alive());
+}
+
+// A shared CreateBuffer in a context that does not exist fails as the application's error (the
+// session goes on), and its granules are given back.
+TEST(SharedHostile, AFailedSharedCreateGivesItsGranulesBack) {
+  RAW_OR_SKIP(raw);
+  const int fd = SealedMemfd(kRegion);
+  ASSERT_EQ(raw.Attach(kRegion, fd), CL_SUCCESS);
+  auto* base =
+      static_cast<uint8_t*>(mmap(nullptr, kRegion, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  close(fd);
+  ASSERT_NE(base, MAP_FAILED);
+  const uint64_t off = proto::kSharedHeader + (uint64_t{1} << 20);
+  const uint64_t size = (uint64_t{1} << 20) + 4096;  // two granules
+  proto::SharedBusyWord(base, off)->store(1);
+  proto::SharedBusyWord(base, off + size - 1)->store(1);
+  raw.Send(proto::Op::CreateBuffer, 0, SharedCreateBody(size, size, off, /*ctx=*/777),
+           proto::kFlagShared);
+  EXPECT_TRUE(raw.Alive());  // answered after the create was handled
+  EXPECT_EQ(proto::SharedBusyWord(base, off)->load(), 0u);
+  EXPECT_EQ(proto::SharedBusyWord(base, off + size - 1)->load(), 0u);
+  munmap(base, kRegion);
 }
 
 // A well-formed shared write that names unknown objects fails as a command, and its slot is

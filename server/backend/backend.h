@@ -151,9 +151,9 @@ class Backend {
 
   virtual Result<BkContext*> CreateContext(std::span<const int> devices) = 0;
   virtual Result<BkQueue*> CreateQueue(BkContext* ctx, int device, uint64_t properties) = 0;
-  // `init` (may be empty) is copied into the new buffer before the call returns.
+  // `init` (empty, or `size` bytes) is copied into the new buffer before the call returns.
   virtual Result<BkMem*> CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
-                                      const ByteVec* init) = 0;
+                                      std::span<const uint8_t> init) = 0;
   virtual Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
                                          size_t size) = 0;
   // Host memory rgpud itself copies to and from (a client's shared region) made known to the

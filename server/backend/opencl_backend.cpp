@@ -233,11 +233,11 @@ class OpenCLBackend final : public Backend {
   }
 
   Result<BkMem*> CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
-                              const ByteVec* init) override {
+                              std::span<const uint8_t> init) override {
     cl_int err;
-    bool copy = init && !init->empty();
+    const bool copy = !init.empty();
     cl_mem m = clCreateBuffer(C(ctx), flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), size,
-                              copy ? const_cast<uint8_t*>(init->data()) : nullptr, &err);
+                              copy ? const_cast<uint8_t*>(init.data()) : nullptr, &err);
     if (err != CL_SUCCESS) return Fail(err, "clCreateBuffer");
     return Wrap<BkMem>(m);
   }

@@ -243,15 +243,15 @@ Result<BkQueue*> FakeBackend::CreateQueue(BkContext* ctx, int device, uint64_t p
 }
 
 Result<BkMem*> FakeBackend::CreateBuffer(BkContext* ctx, uint64_t flags, size_t size,
-                                         const ByteVec* init) {
+                                         std::span<const uint8_t> init) {
   // CL_INVALID_BUFFER_SIZE if size is 0 or larger than the device allows
   if (size == 0 || size > devices_[0].global_mem) return Bad(CL_INVALID_BUFFER_SIZE, "size");
-  if (init && !init->empty() && init->size() != size) return Bad(CL_INVALID_VALUE, "init size");
+  if (!init.empty() && init.size() != size) return Bad(CL_INVALID_VALUE, "init size");
   Object* o = New(ObjType::Mem, O(ctx, ObjType::Context));
   o->size = size;
   if (size <= kStoredBytes) {
     o->data.assign(size, 0);
-    if (init && !init->empty()) std::copy(init->begin(), init->end(), o->data.begin());
+    std::copy(init.begin(), init.end(), o->data.begin());
   }
   return H<BkMem>(o);
 }

@@ -105,7 +105,7 @@ class FakeBackend : public server::Backend {
   Result<server::BkQueue*> CreateQueue(server::BkContext* ctx, int device,
                                        uint64_t properties) override;
   Result<server::BkMem*> CreateBuffer(server::BkContext* ctx, uint64_t flags, size_t size,
-                                      const ByteVec* init) override;
+                                      std::span<const uint8_t> init) override;
   Result<server::BkMem*> CreateSubBuffer(server::BkMem* parent, uint64_t flags, size_t origin,
                                          size_t size) override;
   Result<server::ImageFacts> CreateImage(server::BkContext* ctx, uint64_t flags,
