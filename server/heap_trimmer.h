@@ -6,8 +6,7 @@
 // the threshold after their frees. Under the vanishing-clients stress (20 rounds of 32
 // clients, a third killed, PoCL) rgpud grew 190 -> 223 -> 247 MiB (rounds 1, 3, 20); with
 // the two settings below and a trim after sessions end, 94 -> 95 -> 99 MiB; with idle pooled
-// transfer buffers freed too (BufferPool::ReleaseIdle, run from here), 89 -> 90 -> 92 MiB;
-// with the settings of session 17 below (CI's 5 rounds), 92 -> 93 -> 95 -> 90 -> 93 MiB.
+// transfer buffers freed too (BufferPool::ReleaseIdle, run from here), 89 -> 90 -> 92 MiB.
 // What still grows is PoCL's (docs/security.md, "Memory under clients that come and go").
 // Thread-safe: SessionEnded may be called from any thread.
 #pragma once
@@ -24,18 +23,27 @@
 namespace rgpu::server {
 
 // Call first thing in main, before threads start: few arenas (the threads' caches serve
-// small allocations without locks); blocks up to 32 MiB come from the arenas and stay there
-// when freed (no automatic trim), and the trims below give them back.
-//
-// Until session 17 blocks of 128 KiB and more were always mapped on their own and unmapped
-// when freed. NVIDIA's driver, inside rgpud, allocates host memory for each buffer it makes
-// and copies into, and paid page faults and unmaps every time: on an H100 a 1 MiB buffer made
-// from host data took 0.79-0.91 ms through rgpud over the Unix socket against 0.06-0.09 ms
-// natively, releasing two 156-172 us against 5-6; the native program with the same glibc
-// settings (GLIBC_TUNABLES) slowed the same way (0.43-0.56 ms, 54-76 us).
-// bench/results/2026-11-27-session17/ has the runs.
+// small allocations without locks), and large blocks always mapped on their own, so that
+// freeing one returns it.
 inline void ConfigureHeap() {
   mallopt(M_ARENA_MAX, 2);
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+}
+
+// For GPU devices (rgpud --heap-reuse, default auto: on when a served device is not a CPU):
+// blocks under 32 MiB come from the arenas and stay there when freed (no automatic trim);
+// the trims below still give free pages back. Safe once threads run (mallopt locks).
+//
+// Why: NVIDIA's driver, inside rgpud, allocates host memory for each buffer it makes and
+// copies into. With every large block mapped and unmapped on its own it paid page faults and
+// unmaps each time: on an H100 a 1 MiB buffer made from host data took 0.87 ms through rgpud
+// over the Unix socket against 0.055 natively, 0.165 with this; releasing two 206 us against
+// 4, 17 with this. The native program with ConfigureHeap's settings (GLIBC_TUNABLES) slowed
+// the same way (bench/results/2026-11-27-session17/, docs/performance.md "Session 17").
+// Why not on CPU devices: there buffers are the host's memory, and under the
+// vanishing-clients soak on PoCL (20 rounds) rgpud's resident memory crept 91 -> 101 MiB
+// with it, and stepped +14 MiB in another run, against 89.5 -> 92.8 MiB without.
+inline void ReuseHeapBlocks() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }

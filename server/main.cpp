@@ -1,4 +1,5 @@
 // rgpud: serves this host's OpenCL devices to rgpu clients.
+#include <CL/cl.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <unistd.h>
@@ -52,6 +53,14 @@ int main(int argc, char** argv) try {
   app.add_option("--name", opt.name, "Server name reported to clients.")->capture_default_str();
   app.add_flag("--insecure", opt.insecure,
                "Allow listening on non-loopback addresses without authentication.");
+  std::string heap_reuse = "auto";
+  app.add_option("--heap-reuse", heap_reuse,
+                 "Keep freed blocks under 32 MiB in the heap for reuse (the GPU driver's host "
+                 "memory per buffer is then not mapped and faulted each time; trims still "
+                 "return it after sessions end): on, off, or auto (on when a served device is "
+                 "not a CPU).")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn or error (the last given wins).")
       ->capture_default_str()
@@ -266,9 +275,16 @@ int main(int argc, char** argv) try {
     spdlog::info("tenant {}: {}, weight {}, quota {} MiB, max sessions {}", t->id,
                  rgpu::server::PriorityName(t->priority), t->weight, t->mem_quota_bytes >> 20,
                  t->max_sessions);
-  for (const auto& d : server.backend().Devices())
+  bool any_gpu = false;
+  for (const auto& d : server.backend().Devices()) {
     spdlog::info("device: {} ({}), {} compute units, {} MiB", d.name, d.platform,
                  d.compute_units, d.global_mem >> 20);
+    any_gpu = any_gpu || !(d.type & CL_DEVICE_TYPE_CPU);
+  }
+  if (heap_reuse == "on" || (heap_reuse == "auto" && any_gpu)) {
+    rgpu::server::ReuseHeapBlocks();
+    spdlog::info("heap: freed blocks under 32 MiB kept for reuse (--heap-reuse {})", heap_reuse);
+  }
   spdlog::info("listening on {}", server.bound_address());
   std::unique_ptr<rgpu::server::PoolMember> pool;
   if (!opt.pool.url.empty()) {

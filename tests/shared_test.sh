@@ -18,3 +18,9 @@ if [ "$used" != "$RGPU_TEST_EXPECT_SHARED" ]; then
   exit 1
 fi
 echo "shared region used: $used, as expected"
+# rgpud says when it keeps freed heap blocks for reuse (--heap-reuse; auto is off on PoCL).
+if grep -q "kept for reuse" "$RGPUD_LOG"; then reuse=1; else reuse=0; fi
+if [ "$reuse" != "${RGPU_TEST_EXPECT_HEAP_REUSE:-0}" ]; then
+  echo "FAILED: heap reuse: $reuse, expected: ${RGPU_TEST_EXPECT_HEAP_REUSE:-0}"
+  exit 1
+fi
