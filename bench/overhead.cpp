@@ -733,8 +733,7 @@ std::string Markdown(const json& doc) {
       const json ph = MatmulRow(runs[path], n).value("phases_us", json::object());
       if (ph.empty()) continue;
       md << "| " << n << " | " << path;
-      for (const char* step : {"create_a", "create_b", "create_c", "launch", "read", "release"})
-        md << " | " << Fmt(ph.value(step, NAN), 0);
+      for (const char* step : kMatmulSteps) md << " | " << Fmt(ph.value(step, NAN), 0);
       md << " |\n";
     }
   md << "\n";

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -279,68 +281,67 @@ json Bandwidth(ClSetup& cl, const std::vector<size_t>& sizes, double bytes_per_p
   return rows;
 }
 
-// C = A x B for N x N matrices in buffers a, b, c: the arguments set, the kernel enqueued.
-void LaunchMatmul(ClSetup& cl, cl_kernel k, cl_mem a, cl_mem b, cl_mem c, int n) {
-  CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &a));
-  CL_CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &b));
-  CL_CHECK(clSetKernelArg(k, 2, sizeof(cl_mem), &c));
+constexpr int kMatmulStepCount = std::size(kMatmulSteps);
+
+// One multiply C = A x B of N x N matrices as an application does it: buffers made from host
+// data, the multiply, the result read back, the buffers released. `after(i)` runs after step
+// i of kMatmulSteps (empty: nothing between steps).
+void MatmulOnce(ClSetup& cl, cl_kernel k, int n, const std::vector<float>& a,
+                const std::vector<float>& b, std::vector<float>* c,
+                const std::function<void(int)>& after = {}) {
+  const size_t bytes = size_t(n) * n * sizeof(float);
+  auto done = [&](int step) {
+    if (after) after(step);
+  };
+  cl_int err;
+  cl_mem da = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                             const_cast<float*>(a.data()), &err);
+  Check(err, "clCreateBuffer");
+  done(0);
+  cl_mem db = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                             const_cast<float*>(b.data()), &err);
+  Check(err, "clCreateBuffer");
+  done(1);
+  cl_mem dc = clCreateBuffer(cl.ctx, CL_MEM_WRITE_ONLY, bytes, nullptr, &err);
+  Check(err, "clCreateBuffer");
+  done(2);
+  CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &da));
+  CL_CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &db));
+  CL_CHECK(clSetKernelArg(k, 2, sizeof(cl_mem), &dc));
   CL_CHECK(clSetKernelArg(k, 3, sizeof(int), &n));
   size_t global[2] = {size_t(n), size_t(n)};
   CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 2, nullptr, global, nullptr, 0, nullptr, nullptr));
+  done(3);
+  CL_CHECK(clEnqueueReadBuffer(cl.q, dc, CL_TRUE, 0, bytes, c->data(), 0, nullptr, nullptr));
+  done(4);
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(dc);
+  done(5);
 }
 
-// Where an end-to-end multiply's time goes: the same steps as Matmul's, each followed by
-// clFinish so that what an asynchronous step leaves running is charged to it (creating a
-// buffer from host data is asynchronous through rgpu). Medians of 1 to 5 repeats, in µs.
+// Where an end-to-end multiply's time goes: MatmulOnce with clFinish after each step, so that
+// what an asynchronous step leaves running is charged to it (creating a buffer from host data
+// is asynchronous through rgpu). Medians of 1 to 5 repeats, in µs.
 json MatmulPhases(ClSetup& cl, cl_kernel k, int n, const std::vector<float>& a,
                   const std::vector<float>& b, std::vector<float>* c, double budget_s) {
-  const size_t bytes = size_t(n) * n * sizeof(float);
-  const char* names[] = {"create_a", "create_b", "create_c", "launch", "read", "release"};
-  constexpr int kPhases = 6;
-  std::vector<double> us[kPhases];
+  std::vector<double> us[kMatmulStepCount];
   auto start = Clock::now();
   // Matmul's runs have warmed everything up; at least one repeat, more while the budget lasts.
   for (int rep = 0; rep < 5; ++rep) {
     if (rep > 0 && std::chrono::duration<double>(Clock::now() - start).count() > budget_s) break;
-    double t[kPhases];
-    cl_int err;
-    auto step = [&](int i, auto&& f) {
-      auto t0 = Clock::now();
-      f();
+    auto t0 = Clock::now();
+    MatmulOnce(cl, k, n, a, b, c, [&](int step) {
       CL_CHECK(clFinish(cl.q));
-      t[i] = Us(Clock::now() - t0);
-    };
-    cl_mem da = nullptr, db = nullptr, dc = nullptr;
-    step(0, [&] {
-      da = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                          const_cast<float*>(a.data()), &err);
-      Check(err, "clCreateBuffer");
+      const auto now = Clock::now();
+      us[step].push_back(Us(now - t0));
+      t0 = now;
     });
-    step(1, [&] {
-      db = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                          const_cast<float*>(b.data()), &err);
-      Check(err, "clCreateBuffer");
-    });
-    step(2, [&] {
-      dc = clCreateBuffer(cl.ctx, CL_MEM_WRITE_ONLY, bytes, nullptr, &err);
-      Check(err, "clCreateBuffer");
-    });
-    step(3, [&] { LaunchMatmul(cl, k, da, db, dc, n); });
-    step(4, [&] {
-      CL_CHECK(clEnqueueReadBuffer(cl.q, dc, CL_TRUE, 0, bytes, c->data(), 0, nullptr, nullptr));
-    });
-    step(5, [&] {
-      clReleaseMemObject(da);
-      clReleaseMemObject(db);
-      clReleaseMemObject(dc);
-    });
-    for (int i = 0; i < kPhases; ++i) us[i].push_back(t[i]);
   }
   json out = json::object();
-  for (int i = 0; i < kPhases; ++i) {
-    if (us[i].empty()) continue;
+  for (int i = 0; i < kMatmulStepCount; ++i) {
     std::sort(us[i].begin(), us[i].end());
-    out[names[i]] = us[i][us[i].size() / 2];
+    out[kMatmulSteps[i]] = us[i][us[i].size() / 2];
   }
   return out;
 }
@@ -349,28 +350,15 @@ json Matmul(ClSetup& cl, const std::vector<int>& sizes, double budget_s) {
   cl_kernel k = cl.Kernel(kMatmulSource, "matmul");
   json rows = json::array();
   for (int n : sizes) {
-    const size_t count = size_t(n) * n, bytes = count * sizeof(float);
+    const size_t count = size_t(n) * n;
     std::vector<float> a(count), b(count), c(count);
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (auto& x : a) x = dist(rng);
     for (auto& x : b) x = dist(rng);
-    // End to end as an application sees it: buffers made from host data, the multiply, the
-    // result read back, the buffers released.
     auto once = [&] {
       auto t0 = Clock::now();
-      cl_int err;
-      cl_mem da = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a.data(), &err);
-      Check(err, "clCreateBuffer");
-      cl_mem db = clCreateBuffer(cl.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b.data(), &err);
-      Check(err, "clCreateBuffer");
-      cl_mem dc = clCreateBuffer(cl.ctx, CL_MEM_WRITE_ONLY, bytes, nullptr, &err);
-      Check(err, "clCreateBuffer");
-      LaunchMatmul(cl, k, da, db, dc, n);
-      CL_CHECK(clEnqueueReadBuffer(cl.q, dc, CL_TRUE, 0, bytes, c.data(), 0, nullptr, nullptr));
-      clReleaseMemObject(da);
-      clReleaseMemObject(db);
-      clReleaseMemObject(dc);
+      MatmulOnce(cl, k, n, a, b, &c);
       return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     };
     auto start = Clock::now();

@@ -9,6 +9,11 @@ namespace rgpu::bench {
 
 using nlohmann::json;
 
+// The steps of one end-to-end multiply (the "matmul" task), in order: the keys of each size's
+// `phases_us`, where each step's time is measured with a clFinish after it.
+inline constexpr const char* kMatmulSteps[] = {"create_a", "create_b", "create_c",
+                                               "launch",   "read",     "release"};
+
 // What to run, written by the orchestrator:
 //   kind             "probe" (platform and device facts), "cl" (OpenCL) or "raw" (the floor)
 //   platform         platform name substring ("rgpu", "NVIDIA", "Portable")

@@ -125,6 +125,9 @@ class Session {
   Status CreateBuffer(proto::Reader& r);
   // CreateBuffer whose initial contents are in the shared region (server/session_shared.cpp).
   Status CreateBufferShared(proto::Reader& r);
+  // Registers the attached shared region with context `ctx_id` if it is the first the region
+  // is copied in (SharedRegion::Register); logs a refusal at debug level.
+  void RegisterShared(uint64_t ctx_id);
   // A buffer of the session's from a decoded request and its initial contents (empty or
   // `req.size` bytes); failures that are the application's are reported asynchronously.
   Status MakeBuffer(const proto::CreateBufferRequest& req, std::span<const uint8_t> init);

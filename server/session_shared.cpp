@@ -63,6 +63,13 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
   return Status::Ok();
 }
 
+void Session::RegisterShared(uint64_t ctx_id) {
+  // The first copy in a context registers the region with it (pinned-speed copies).
+  if (auto ctx = Lookup<ContextRecord>(ctx_id);
+      ctx.ok() && !shared_->Register(server_->backend(), (*ctx)->handle))
+    spdlog::debug("session {}: shared region not registered with context {}", id_, ctx_id);
+}
+
 Status Session::CreateBufferShared(Reader& r) {
   proto::CreateBufferRequest req;
   proto::SharedInitRequest init;
@@ -76,9 +83,7 @@ Status Session::CreateBufferShared(Reader& r) {
   if (!at.ok()) return at.status();
   // The driver copies the contents before CreateBuffer returns; the granules go back to the
   // client then, whatever the outcome.
-  if (auto ctx = Lookup<ContextRecord>(req.context);
-      ctx.ok() && !shared_->Register(server_->backend(), (*ctx)->handle))
-    spdlog::debug("session {}: shared region not registered with context {}", id_, req.context);
+  RegisterShared(req.context);
   Status s = MakeBuffer(req, std::span<const uint8_t>(*at, req.size));
   shared_->Release(init.region_offset, req.size);
   if (s.ok() && Lookup<MemRecord>(req.mem).ok()) shared_bytes_ += req.size;  // made, not refused
@@ -106,11 +111,7 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   if (Status s = ResolveCommand(c); !s.ok()) return fail(s);
   auto mem = BufferOf(t.mem);
   if (!mem.ok()) return fail(mem.status());
-  // The first transfer in a context registers the region with it (pinned-speed copies).
-  const uint64_t ctx_id = c.queue_record->parent;
-  if (auto ctx = Lookup<ContextRecord>(ctx_id);
-      ctx.ok() && !region->Register(server_->backend(), (*ctx)->handle))
-    spdlog::debug("session {}: shared region not registered with context {}", id_, ctx_id);
+  RegisterShared(c.queue_record->parent);
 
   Backend& bk = server_->backend();
   Result<BkEvent*> ev = Status::Error(CL_INVALID_OPERATION, "unhandled");
