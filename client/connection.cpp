@@ -1,6 +1,8 @@
 #include "client/connection.h"
 
 #include <CL/cl.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
@@ -70,6 +72,9 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   Status s = c->Handshake(token, want_shared);
   if (!s.ok()) return s;
   if (c->shared_cap_ > 0) c->AttachShared(c->shared_cap_);
+  // Frames through shared memory too, where the region was taken (RGPU_RING=0: the socket).
+  const char* ring = std::getenv("RGPU_RING");
+  if (c->shared_ && c->ring_offered_ && !(ring && std::string(ring) == "0")) c->AttachRing(timeout);
   c->stream_->SetRecvTimeout(std::chrono::milliseconds(0));
   c->in_ = std::make_unique<proto::BufferedReader>(c->stream_.get());
   const char* pump = std::getenv("RGPU_SPIN_RECV");
@@ -119,7 +124,8 @@ uint32_t SpinLimitUs() {
 
 Status Connection::Handshake(const std::string& token, bool want_shared) {
   proto::HelloRequest hello;
-  hello.features = proto::kFeatureHeartbeat | (want_shared ? proto::kFeatureShared : 0);
+  hello.features =
+      proto::kFeatureHeartbeat | (want_shared ? proto::kFeatureShared | proto::kFeatureRing : 0);
   hello.token = token;
   char exe[200] = {0};
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -165,6 +171,7 @@ Status Connection::Handshake(const std::string& token, bool want_shared) {
   }
   // A server that knows shared regions says how large one may be; an older one says nothing.
   if (reply.features & proto::kFeatureShared) shared_cap_ = reply.shared_cap;
+  ring_offered_ = (reply.features & proto::kFeatureRing) != 0;
   const uint64_t quota = reply.mem_left;
   quota_left_ = quota == UINT64_MAX ? INT64_MAX : static_cast<int64_t>(std::min<uint64_t>(quota, INT64_MAX));
   return Status::Ok();
@@ -200,6 +207,58 @@ void Connection::AttachShared(uint64_t server_cap) {
   }
   (*region)->CloseFd();  // rgpud holds its own mapping now
   shared_ = std::move(region.value());
+}
+
+void Connection::AttachRing(std::chrono::milliseconds timeout) {
+  const bool debug = std::getenv("RGPU_DEBUG") != nullptr;
+  auto say = [&](const std::string& why) {
+    if (debug)
+      std::fprintf(stderr, "rgpu: no control rings with %s: %s\n", address_.c_str(), why.c_str());
+  };
+  const int fd = memfd_create("rgpu-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return say(std::string("memfd_create: ") + std::strerror(errno));
+  struct CloseFd {
+    int fd;
+    ~CloseFd() { ::close(fd); }
+  } closer{fd};
+  void* p = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(proto::kRingFileBytes)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+      (p = mmap(nullptr, proto::kRingFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                fd, 0)) == MAP_FAILED)
+    return say(std::string("cannot make the ring file: ") + std::strerror(errno));
+  auto ring = std::make_unique<proto::Ring>(static_cast<uint8_t*>(p), proto::Ring::End::kClient);
+  auto body = proto::EncodeBody(proto::AttachRingRequest{proto::kRingFileBytes});
+  uint8_t hdr[proto::kHeaderSize];
+  const uint64_t tag = next_tag_.fetch_add(1) + 1;
+  proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(body.size()),
+                                  static_cast<uint16_t>(Op::AttachRing), 0, tag},
+                      hdr);
+  iovec iov[2] = {{hdr, sizeof(hdr)}, {body.data(), body.size()}};
+  if (Status s = stream_->SendWithFd(iov, 2, fd); !s.ok()) return say(s.message());
+  // Accepted, the answer comes through the ring; refused, through the socket.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool through_ring = false;
+  for (;;) {
+    if (ring->Readable() > 0) {
+      through_ring = true;
+      break;
+    }
+    pollfd pf{stream_->fd(), POLLIN, 0};
+    if (::poll(&pf, 1, 1) > 0) break;
+    if (std::chrono::steady_clock::now() > deadline) return say("no answer to AttachRing");
+  }
+  if (through_ring) stream_->UseRing(std::move(ring));
+  FrameHeader h;
+  std::vector<uint8_t> rb;
+  Status s = stream_->RecvFrame(&h, &rb, 1 << 20);
+  if (s.ok() && (h.op != static_cast<uint16_t>(Op::AttachRing) || !(h.flags & proto::kFlagReply) ||
+                 h.tag != tag))
+    s = Status::Error(CL_DEVICE_NOT_AVAILABLE, "unexpected answer to AttachRing");
+  if (s.ok()) s = ParseReply(std::move(rb)).status;
+  if (!s.ok() && through_ring) Fail("control rings: " + s.message());  // no way back to the socket
+  if (!s.ok()) return say(s.message());
+  if (debug) std::fprintf(stderr, "rgpu: control rings with %s\n", address_.c_str());
 }
 
 struct Connection::Ticket {
@@ -518,8 +577,7 @@ void Connection::ReceiveLoop() {
       // may read them first. (Bytes already buffered are handled at once: the socket may
       // have nothing more to wake us with.)
       lk.unlock();
-      pollfd p{stream_->fd(), POLLIN, 0};
-      if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+      if (!stream_->WaitReadable()) {
         Fail(std::string("poll: ") + std::strerror(errno));
         return;
       }
@@ -537,7 +595,11 @@ void Connection::PumpFrames() {
   if (!pump_ || t_receiving || !recv_mu_.try_lock()) return;
   std::lock_guard lk(recv_mu_, std::adopt_lock);
   t_receiving = true;
-  while (alive_ && in_->Ready() && ReceiveFrame()) {
+  // With control rings a look at the ring is a load; the socket (wake bytes, a hang-up) is
+  // asked every 16th time, as a spinning caller comes back here again and again.
+  static thread_local unsigned looks = 0;
+  const bool socket_too = !stream_->HasRing() || (++looks & 15) == 0;
+  while (alive_ && in_->Ready(socket_too) && ReceiveFrame()) {
   }
   t_receiving = false;
 }

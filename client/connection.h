@@ -121,9 +121,16 @@ class Connection {
   // blocked call waits for then reaches it with no wake-up of the receiver thread (which,
   // asleep on an idle core, costs tens to hundreds of microseconds at the tail). Off with
   // RGPU_SPIN_RECV=0, and for TLS, whose decrypted bytes a poll of the socket cannot see.
+  // With control rings the spinner counts itself as polling (rgpud then sends no wake byte
+  // for the receiver thread), and hands on what came after its last look when it stops.
   template <typename Ready>
   bool SpinReceiving(Ready ready) {
-    return SpinBriefly([&] { return ready() || (PumpFrames(), ready()); });
+    if (!pump_) return SpinBriefly(ready);
+    stream_->Spinning(true);
+    const bool got = SpinBriefly([&] { return ready() || (PumpFrames(), ready()); });
+    stream_->Spinning(false);
+    PumpFrames();
+    return got || ready();
   }
 
   // Shared memory for bulk data (client/shared_region.h): present when the connection is a
@@ -149,6 +156,9 @@ class Connection {
   // Creates the shared region and passes it to rgpud (AttachShared); on any refusal the
   // connection goes on without it.
   void AttachShared(uint64_t server_cap);
+  // Moves every frame to control rings in shared memory (proto/ring.h, AttachRing); refused,
+  // the connection goes on over the socket.
+  void AttachRing(std::chrono::milliseconds timeout);
   void ReceiveLoop();
   // Reads and handles one frame from in_ (requires recv_mu_); false once the connection
   // failed or the server ended it.
@@ -216,6 +226,7 @@ class Connection {
 
   std::chrono::milliseconds heartbeat_interval_{0}, peer_timeout_{0};  // 0: not spoken
   uint64_t shared_cap_ = 0;  // the largest shared region the server takes (0: none)
+  bool ring_offered_ = false;  // the server speaks AttachRing
   std::unique_ptr<SharedRegion> shared_;
   std::condition_variable watch_cv_;  // with buf_mu_: wakes WatchLoop to stop
 

@@ -1028,6 +1028,11 @@ struct AttachSharedRequest {
   }
 };
 
+// AttachRing [tag]: the control rings' memfd travels with the frame's bytes (SCM_RIGHTS);
+// docs/protocol.md, "Control rings". Its body is AttachShared's: u64 size (kRingFileBytes).
+// Accepted, the answer already comes through the ring; refused, through the socket.
+using AttachRingRequest = AttachSharedRequest;
+
 using Triple = std::array<uint64_t, 3>;
 
 inline void PutTriple(Writer& w, const Triple& v) {

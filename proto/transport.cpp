@@ -136,16 +136,141 @@ Status Stream::SendWithFd(const struct iovec* iov, int iovcnt, int fd) {
   return SendAll(&tail, 1);
 }
 
-void Stream::Shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+void Stream::Shutdown() {
+  shut_ = true;
+  ::shutdown(fd_, SHUT_RDWR);
+  if (Ring* ring = ring_.load(std::memory_order_acquire)) ring->Interrupt();
+}
 
 size_t Stream::UnreadBytes() const {
+  if (const Ring* ring = ring_.load(std::memory_order_acquire)) return ring->Readable();
   int n = 0;
   return ::ioctl(fd_, SIOCINQ, &n) == 0 && n > 0 ? static_cast<size_t>(n) : 0;
 }
 
 size_t Stream::UnsentBytes() const {
+  if (const Ring* ring = ring_.load(std::memory_order_acquire)) return ring->Unsent();
   int n = 0;
   return ::ioctl(fd_, SIOCOUTQ, &n) == 0 && n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+void Stream::Spinning(bool spinning) {
+  if (Ring* ring = ring_.load(std::memory_order_acquire)) ring->Spinning(spinning);
+}
+
+void Stream::UseRing(std::unique_ptr<Ring> ring) {
+  ring_owner_ = std::move(ring);
+  ring_.store(ring_owner_.get(), std::memory_order_release);
+}
+
+// ---------------------------------------------------------------- control rings
+
+void Stream::WakePeer(Ring* ring) {
+  if (!ring->PeerAsleep()) return;
+  // One byte is enough: the sleeper looks at the ring after every wake-up. A full socket
+  // (EAGAIN) holds wake bytes already.
+  const uint8_t wake = 0;
+  ssize_t n;
+  do n = ::send(fd_, &wake, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+}
+
+void Stream::DrainWakes() {
+  uint8_t scratch[256];
+  for (;;) {
+    // A descriptor a peer attaches here is closed by the kernel (no control buffer).
+    const ssize_t n = ::recv(fd_, scratch, sizeof scratch, MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) peer_closed_ = true;
+    return;
+  }
+}
+
+Status Stream::RingSendAll(Ring* ring, const struct iovec* iov, int iovcnt) {
+  for (int i = 0; i < iovcnt; ++i) {
+    const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+    size_t left = iov[i].iov_len;
+    while (left > 0) {
+      if (shut_) return Status::Error(-5, "send: the connection was shut down");
+      auto put = ring->Put(p, left);
+      if (!put.ok()) return put.status();
+      if (*put > 0) {
+        CountSent(*put);
+        p += *put;
+        left -= *put;
+        continue;
+      }
+      // Full: the peer must be woken to take what is there, then we wait for room.
+      WakePeer(ring);
+      pollfd pf{fd_, 0, 0};
+      if (::poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))
+        return Status::Error(-5, "send: the peer hung up");
+      ring->WaitForRoom(10);
+    }
+  }
+  WakePeer(ring);
+  return Status::Ok();
+}
+
+size_t Stream::RingTrySend(Ring* ring, const struct iovec* iov, int iovcnt) {
+  size_t total = 0;
+  for (int i = 0; i < iovcnt && !shut_; ++i) {
+    auto put = ring->Put(static_cast<const uint8_t*>(iov[i].iov_base), iov[i].iov_len);
+    if (!put.ok() || *put == 0) break;
+    total += *put;
+    if (*put < iov[i].iov_len) break;
+  }
+  CountSent(total);
+  if (total > 0) WakePeer(ring);
+  return total;
+}
+
+Result<size_t> Stream::RingRecvSome(Ring* ring, void* buf, size_t max) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (;;) {
+    if (read_shut_) return Status::Error(-5, "connection closed");
+    auto got = ring->Take(static_cast<uint8_t*>(buf), max);
+    if (!got.ok() || *got > 0) {
+      if (got.ok()) CountReceived(*got);
+      return got;
+    }
+    if (peer_closed_) return Status::Error(-5, "connection closed");
+    if (recv_timeout_ms_ > 0 && Clock::now() - start > std::chrono::milliseconds(recv_timeout_ms_))
+      return Status::Error(-5, "recv: timed out");
+    // Counted as asleep before the last look: a producer that publishes after it sees us.
+    ring->Sleeping(true);
+    if (ring->Readable() == 0 && !read_shut_) {
+      pollfd pf{fd_, POLLIN, 0};
+      ::poll(&pf, 1, recv_timeout_ms_ > 0 ? std::min(recv_timeout_ms_, 100) : 100);
+    }
+    ring->Sleeping(false);
+    DrainWakes();
+  }
+}
+
+bool Stream::Readable(bool look_at_socket) {
+  Ring* ring = ring_.load(std::memory_order_acquire);
+  if (!ring) {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;  // bytes, or an error/hang-up the read will report
+  }
+  if (ring->Readable() > 0 || read_shut_ || peer_closed_) return true;
+  if (!look_at_socket) return false;
+  DrainWakes();
+  return ring->Readable() > 0 || peer_closed_;
+}
+
+bool Stream::WaitReadable() {
+  Ring* ring = ring_.load(std::memory_order_acquire);
+  pollfd p{fd_, POLLIN, 0};
+  if (!ring) return ::poll(&p, 1, -1) >= 0 || errno == EINTR;
+  ring->Sleeping(true);
+  int rc = 0;
+  if (ring->Readable() == 0 && !read_shut_ && !peer_closed_) rc = ::poll(&p, 1, 100);
+  ring->Sleeping(false);
+  return rc >= 0 || errno == EINTR;
 }
 
 void SetKeepAlive(int fd, std::chrono::milliseconds bound) {
@@ -161,13 +286,18 @@ void SetKeepAlive(int fd, std::chrono::milliseconds bound) {
 }
 
 void Stream::SetRecvTimeout(std::chrono::milliseconds timeout) {
+  recv_timeout_ms_ = static_cast<int>(timeout.count());
   timeval tv{static_cast<time_t>(timeout.count() / 1000),
              static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
-void Stream::ShutdownRead() { ::shutdown(fd_, SHUT_RD); }
+void Stream::ShutdownRead() {
+  read_shut_ = true;
+  ::shutdown(fd_, SHUT_RD);
+}
 
 Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
+  if (Ring* ring = ring_.load(std::memory_order_acquire)) return RingSendAll(ring, iov_in, iovcnt);
   struct iovec iov[4];
   if (iovcnt > 4) return Status::Error(-5, "too many iovecs");
   std::memcpy(iov, iov_in, sizeof(iovec) * iovcnt);
@@ -196,6 +326,7 @@ Status Stream::SendAll(const struct iovec* iov_in, int iovcnt) {
 }
 
 size_t Stream::TrySend(const struct iovec* iov, int iovcnt) {
+  if (Ring* ring = ring_.load(std::memory_order_acquire)) return RingTrySend(ring, iov, iovcnt);
   struct msghdr msg {};
   msg.msg_iov = const_cast<struct iovec*>(iov);
   msg.msg_iovlen = iovcnt;
@@ -207,6 +338,15 @@ size_t Stream::TrySend(const struct iovec* iov, int iovcnt) {
 
 Status Stream::RecvAll(void* buf, size_t n) {
   auto* p = static_cast<uint8_t*>(buf);
+  if (Ring* ring = ring_.load(std::memory_order_acquire)) {
+    while (n > 0) {
+      auto got = RingRecvSome(ring, p, n);
+      if (!got.ok()) return got.status();
+      p += *got;
+      n -= *got;
+    }
+    return Status::Ok();
+  }
   while (n > 0) {
     ssize_t got = RecvKeepingFd(p, n);
     if (got == 0) return Status::Error(-5, "connection closed");
@@ -222,6 +362,7 @@ Status Stream::RecvAll(void* buf, size_t n) {
 }
 
 Result<size_t> Stream::RecvSome(void* buf, size_t max) {
+  if (Ring* ring = ring_.load(std::memory_order_acquire)) return RingRecvSome(ring, buf, max);
   for (;;) {
     ssize_t got = RecvKeepingFd(buf, max);
     if (got > 0) {
@@ -257,11 +398,10 @@ Status BufferedReader::Read(void* dst, size_t n) {
   return Status::Ok();
 }
 
-bool BufferedReader::Ready() const {
+bool BufferedReader::Ready(bool look_at_socket) const {
   if (end_ > begin_) return true;
   if (!s_->PollShowsData()) return false;
-  pollfd p{s_->fd(), POLLIN, 0};
-  return poll(&p, 1, 0) > 0;  // bytes, or an error/hang-up the read will report
+  return s_->Readable(look_at_socket);  // bytes, or an error/hang-up the read will report
 }
 
 bool BufferedReader::Spin(std::chrono::microseconds limit, const std::function<bool()>& keep_going) {
@@ -269,10 +409,11 @@ bool BufferedReader::Spin(std::chrono::microseconds limit, const std::function<b
   if (limit.count() <= 0 || !s_->PollShowsData()) return false;
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + limit;
-  pollfd p{s_->fd(), POLLIN, 0};
+  // With control rings a look is a load, and the socket (wake bytes, a hang-up) is asked
+  // every 16th time; without, every look is a poll of the socket.
+  const bool ring = s_->HasRing();
   for (unsigned i = 0;; ++i) {
-    p.revents = 0;
-    if (poll(&p, 1, 0) > 0) return true;  // bytes, or an error/hang-up the read will report
+    if (s_->Readable(!ring || (i & 15) == 15)) return true;  // bytes, or an error/hang-up
     if ((i & 15) == 15 && (Clock::now() > deadline || (keep_going && !keep_going()))) return false;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/ring.h"
 #include "proto/status.h"
 #include "proto/wire.h"
 
@@ -66,6 +67,22 @@ class Stream {
   // Whether polling the socket says when Recv would not wait. Not for TLS: decrypted bytes
   // may sit in the library's buffer while the socket has none.
   virtual bool PollShowsData() const { return true; }
+  // Whether a Recv would find bytes (or the end of the stream) without waiting. With control
+  // rings, `look_at_socket` also takes the wake bytes off the socket and notices a hang-up
+  // (a system call); without, the ring alone is looked at (a load). Only the receiving thread.
+  bool Readable(bool look_at_socket = true);
+  // Sleeps until Readable() may be true (with rings: counted as a sleeper, so that the peer
+  // sends a wake byte). Any thread; false on an error of poll().
+  bool WaitReadable();
+
+  // From now on frames go through `ring` in both directions (proto/ring.h); the socket only
+  // wakes a sleeping reader and says when the peer hung up. Once, before the stream is used
+  // by more than the calling thread, or from the receiving thread while nothing is sent.
+  void UseRing(std::unique_ptr<Ring> ring);
+  bool HasRing() const { return ring_.load(std::memory_order_acquire) != nullptr; }
+  // A thread polls for bytes (and takes them, or hands them on) until Spinning(false): with
+  // rings the peer then wakes no sleeper (Ring::Spinning). A no-op without rings.
+  void Spinning(bool spinning);
 
   // What crossed the socket so far: bytes handed to the reader (decrypted, for TLS) and
   // bytes the sender handed to the kernel. Any thread may read them (proto/liveness.h).
@@ -84,8 +101,20 @@ class Stream {
  private:
   // recv() that keeps a descriptor passed with the bytes (see TakeReceivedFd).
   ssize_t RecvKeepingFd(void* buf, size_t n);
+  // The ring forms of sending and receiving.
+  Status RingSendAll(Ring* ring, const struct iovec* iov, int iovcnt);
+  size_t RingTrySend(Ring* ring, const struct iovec* iov, int iovcnt);
+  Result<size_t> RingRecvSome(Ring* ring, void* buf, size_t max);
+  // Sends a wake byte if the peer's reader sleeps.
+  void WakePeer(Ring* ring);
+  // Takes wake bytes off the socket; notes a hang-up. The receiving thread only.
+  void DrainWakes();
   std::atomic<uint64_t> received_{0}, sent_{0};
   int received_fd_ = -1;  // the receiving thread's only
+  std::unique_ptr<Ring> ring_owner_;
+  std::atomic<Ring*> ring_{nullptr};
+  std::atomic<bool> shut_{false}, read_shut_{false}, peer_closed_{false};
+  int recv_timeout_ms_ = 0;  // SetRecvTimeout's, for waits on the ring
 };
 
 // TCP keepalive tuned so that the kernel gives up on a peer that stopped answering
@@ -114,8 +143,9 @@ class BufferedReader {
   // for streams where polling says nothing (TLS).
   bool Spin(std::chrono::microseconds limit, const std::function<bool()>& keep_going = {});
   // Whether a Read would find bytes without waiting for them: buffered here, or (where
-  // polling shows it) waiting in the socket, or the stream ended or failed.
-  bool Ready() const;
+  // polling shows it) waiting in the socket, or the stream ended or failed. With control
+  // rings and !look_at_socket, only the ring is looked at (see Stream::Readable).
+  bool Ready(bool look_at_socket = true) const;
   // Whether bytes are buffered here (read from the socket, not yet handed out).
   bool Buffered() const { return end_ > begin_; }
 

@@ -51,59 +51,63 @@ enum HelloFeatures : uint16_t {
   // AttachShared (Unix sockets only); the server's Hello reply then says the largest region
   // it takes (0: none on this connection).
   kFeatureShared = 2,
+  // The client can move every frame through control rings in shared memory (proto/ring.h)
+  // that it passes with AttachRing (Unix sockets only, where the server takes shared regions).
+  kFeatureRing = 4,
 };
 
 // One list of ops; the numbers are part of the protocol and never reused.
-#define RGPU_OPS(X)                 \
-  X(Hello, 1)                       \
-  X(Goodbye, 2)                     \
-  X(Heartbeat, 3)                   \
-  X(AttachShared, 4)                \
-  X(CreateContext, 10)              \
-  X(CreateQueue, 11)                \
-  X(CreateBuffer, 12)               \
-  X(CreateSubBuffer, 13)            \
-  X(CreateProgramWithSource, 14)    \
-  X(CreateProgramWithBinary, 15)    \
-  X(BuildProgram, 16)               \
-  X(CompileProgram, 17)             \
-  X(LinkProgram, 18)                \
-  X(CreateKernel, 19)               \
-  X(SetKernelArg, 20)               \
-  X(CreateUserEvent, 21)            \
-  X(SetUserEventStatus, 22)         \
-  X(Release, 23)                    \
-  X(CloneKernel, 24)                \
-  X(GetInfo, 30)                    \
-  X(GetEventProfiling, 31)          \
-  X(PutData, 40)                    \
-  X(WriteBuffer, 41)                \
-  X(ReadBuffer, 42)                 \
-  X(CopyBuffer, 43)                 \
-  X(WriteBufferRect, 44)            \
-  X(ReadBufferRect, 45)             \
-  X(CopyBufferRect, 46)             \
-  X(FillBuffer, 47)                 \
-  X(NDRangeKernel, 48)              \
-  X(Marker, 49)                     \
-  X(Barrier, 50)                    \
-  X(MigrateMemObjects, 51)          \
-  X(Flush, 52)                      \
-  X(Finish, 53)                     \
-  X(WaitEvents, 54)                 \
-  X(WatchEvent, 55)                 \
-  X(ReadData, 60)                   \
-  X(EventDone, 61)                  \
-  X(AsyncError, 62)                 \
-  X(Stats, 70)                      \
-  X(CreateImage, 80)                \
-  X(GetSupportedImageFormats, 81)   \
-  X(WriteImage, 82)                 \
-  X(ReadImage, 83)                  \
-  X(CopyImage, 84)                  \
-  X(CopyImageToBuffer, 85)          \
-  X(CopyBufferToImage, 86)          \
-  X(FillImage, 87)                  \
+#define RGPU_OPS(X)               \
+  X(Hello, 1)                     \
+  X(Goodbye, 2)                   \
+  X(Heartbeat, 3)                 \
+  X(AttachShared, 4)              \
+  X(AttachRing, 5)                \
+  X(CreateContext, 10)            \
+  X(CreateQueue, 11)              \
+  X(CreateBuffer, 12)             \
+  X(CreateSubBuffer, 13)          \
+  X(CreateProgramWithSource, 14)  \
+  X(CreateProgramWithBinary, 15)  \
+  X(BuildProgram, 16)             \
+  X(CompileProgram, 17)           \
+  X(LinkProgram, 18)              \
+  X(CreateKernel, 19)             \
+  X(SetKernelArg, 20)             \
+  X(CreateUserEvent, 21)          \
+  X(SetUserEventStatus, 22)       \
+  X(Release, 23)                  \
+  X(CloneKernel, 24)              \
+  X(GetInfo, 30)                  \
+  X(GetEventProfiling, 31)        \
+  X(PutData, 40)                  \
+  X(WriteBuffer, 41)              \
+  X(ReadBuffer, 42)               \
+  X(CopyBuffer, 43)               \
+  X(WriteBufferRect, 44)          \
+  X(ReadBufferRect, 45)           \
+  X(CopyBufferRect, 46)           \
+  X(FillBuffer, 47)               \
+  X(NDRangeKernel, 48)            \
+  X(Marker, 49)                   \
+  X(Barrier, 50)                  \
+  X(MigrateMemObjects, 51)        \
+  X(Flush, 52)                    \
+  X(Finish, 53)                   \
+  X(WaitEvents, 54)               \
+  X(WatchEvent, 55)               \
+  X(ReadData, 60)                 \
+  X(EventDone, 61)                \
+  X(AsyncError, 62)               \
+  X(Stats, 70)                    \
+  X(CreateImage, 80)              \
+  X(GetSupportedImageFormats, 81) \
+  X(WriteImage, 82)               \
+  X(ReadImage, 83)                \
+  X(CopyImage, 84)                \
+  X(CopyImageToBuffer, 85)        \
+  X(CopyBufferToImage, 86)        \
+  X(FillImage, 87)                \
   X(CreateSampler, 88)
 
 enum class Op : uint16_t {

@@ -116,6 +116,10 @@ void Outbox::Run() {
       closed_ = true;
       control_.clear();
       bulk_.clear();
+      // Nothing more can reach the client (a failed socket, or control rings whose client
+      // set their indices out of range): end the session's reading too.
+      if (s.is_protocol()) spdlog::info("ending a session: {}", s.message());
+      stream_->Shutdown();
       return;
     }
   }
@@ -281,7 +285,9 @@ void Session::Serve() {
   if (trace_) trace_->Log(id_);
   size_t objects = objects_.size();
   const std::string shared_note =
-      shared_bytes_ ? ", " + std::to_string(shared_bytes_ >> 10) + " KiB through the shared region" : "";
+      (shared_bytes_ ? ", " + std::to_string(shared_bytes_ >> 10) + " KiB through the shared region"
+                     : "") +
+      (stream_->HasRing() ? std::string(", frames through control rings") : "");
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
   // Connections that never authenticated are counted by the gate, not logged one by one.
@@ -420,6 +426,7 @@ Status Session::Dispatch(const FrameHeader& h, Reader& r) {
     case Op::Hello: return Hello(h, r);
     case Op::Goodbye: return Status::Ok();
     case Op::AttachShared: return AttachShared(h, r);
+    case Op::AttachRing: return AttachRing(h, r);
     case Op::CreateContext: return CreateContext(r);
     case Op::CreateQueue: return CreateQueue(r);
     case Op::CreateBuffer: return CreateBuffer(r);
@@ -601,8 +608,8 @@ Status Session::Hello(const FrameHeader& h, Reader& r) {
   const uint64_t quota = tenant->mem_quota_bytes;
   const uint64_t used = server_->Usage(tenant).mem_bytes.load();
   reply.mem_left = quota == 0 ? UINT64_MAX : quota - std::min(quota, used);
-  reply.features =
-      static_cast<uint16_t>(features & (proto::kFeatureHeartbeat | proto::kFeatureShared));
+  reply.features = static_cast<uint16_t>(
+      features & (proto::kFeatureHeartbeat | proto::kFeatureShared | proto::kFeatureRing));
   if (features & proto::kFeatureHeartbeat) {
     // When to send a Heartbeat, and how long a silent peer has before it counts as dead.
     reply.heartbeat_interval_ms =

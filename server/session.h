@@ -218,6 +218,8 @@ class Session {
   // Shared bulk regions (server/session_shared.cpp): the client's memfd, and WriteBuffer /
   // ReadBuffer requests whose data is in it (proto::kFlagShared).
   Status AttachShared(const proto::FrameHeader& h, proto::Reader& r);
+  // Moves the connection's frames to control rings (proto/ring.h); the answer goes through them.
+  Status AttachRing(const proto::FrameHeader& h, proto::Reader& r);
   Status EnqueueShared(const proto::FrameHeader& h, proto::Reader& r);
   // A large ReadBuffer over the socket on an in-order queue (server/session_bulk.cpp): read
   // in pieces of proto::PieceBytes, each sent as soon as the device has it, while the next is

@@ -63,6 +63,48 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
   return Status::Ok();
 }
 
+Status Session::AttachRing(const FrameHeader& h, Reader& r) {
+  proto::AttachRingRequest req;
+  const bool well_formed = proto::AttachRingRequest::Decode(r, &req) && r.done();
+  const int fd = stream_->TakeReceivedFd();  // closed below whatever happens
+  struct CloseFd {
+    int fd;
+    ~CloseFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } closer{fd};
+  if (!well_formed || h.tag == 0) return Status::Protocol("malformed AttachRing");
+  auto refuse = [&](const Status& s) {
+    spdlog::debug("session {}: control rings refused: {}", id_, s.message());
+    Reply(h, s);
+    return Status::Ok();
+  };
+  if (stream_->HasRing())
+    return refuse(Status::Error(CL_INVALID_OPERATION, "control rings are already attached"));
+  if (SharedCap() == 0)
+    return refuse(Status::Error(CL_INVALID_OPERATION,
+                                "no shared memory on this connection (not a Unix socket, or "
+                                "--max-shared-bytes 0)"));
+  // The switch must fall between two frames of each direction: before anything else was
+  // asked (nothing of ours is being sent, no device work can answer later).
+  if (!objects_.empty() || outbox_->Pending() != 0)
+    return refuse(
+        Status::Error(CL_INVALID_OPERATION, "control rings are attached before any other request"));
+  if (fd < 0)
+    return refuse(Status::Error(CL_INVALID_VALUE, "AttachRing came without a descriptor"));
+  if (req.size != proto::kRingFileBytes)
+    return refuse(Status::Error(CL_INVALID_VALUE, "control rings of " + std::to_string(req.size) +
+                                                      " bytes (they are " +
+                                                      std::to_string(proto::kRingFileBytes) + ")"));
+  // Mapped whole at once: a first touch of each page would cost a request a fault.
+  auto base = MapSealedMemfd(fd, req.size, "control ring file", /*populate=*/true);
+  if (!base.ok()) return refuse(base.status());
+  stream_->UseRing(std::make_unique<proto::Ring>(*base, proto::Ring::End::kServer));
+  spdlog::debug("session {}: control rings attached", id_);
+  Reply(h, Status::Ok());  // the first frame through the ring
+  return Status::Ok();
+}
+
 void Session::RegisterShared(uint64_t ctx_id) {
   // The first copy in a context registers the region with it (pinned-speed copies).
   if (auto ctx = Lookup<ContextRecord>(ctx_id);

@@ -26,19 +26,26 @@ Result<std::shared_ptr<SharedRegion>> SharedRegion::Map(int fd, uint64_t size, u
   if (size <= proto::kSharedHeader || size > cap || size > proto::kSharedMaxBytes)
     return Refuse("shared region of " + std::to_string(size) + " bytes (the server takes up to " +
                   std::to_string(std::min(cap, proto::kSharedMaxBytes)) + ")");
+  auto p = MapSealedMemfd(fd, size, "shared region");
+  if (!p.ok()) return p.status();
+  return std::shared_ptr<SharedRegion>(new SharedRegion(*p, size));
+}
+
+Result<uint8_t*> MapSealedMemfd(int fd, uint64_t size, const std::string& what, bool populate) {
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Refuse("shared region is not a memory file");
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Refuse(what + " is not a memory file");
   // Only memfds (and other shmem files created to be sealed) answer F_GET_SEALS with a set
   // that lacks F_SEAL_SEAL; the shrink seal is what keeps the mapping valid.
   const int seals = fcntl(fd, F_GET_SEALS);
-  if (seals < 0) return Refuse("shared region is not a memfd (no seals)");
-  if (!(seals & F_SEAL_SHRINK)) return Refuse("shared region is not sealed against shrinking");
+  if (seals < 0) return Refuse(what + " is not a memfd (no seals)");
+  if (!(seals & F_SEAL_SHRINK)) return Refuse(what + " is not sealed against shrinking");
   if (static_cast<uint64_t>(st.st_size) < size)
-    return Refuse("shared region file is " + std::to_string(st.st_size) + " bytes, not " +
+    return Refuse(what + " file is " + std::to_string(st.st_size) + " bytes, not " +
                   std::to_string(size));
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) return Refuse(std::string("cannot map the shared region: ") + std::strerror(errno));
-  return std::shared_ptr<SharedRegion>(new SharedRegion(static_cast<uint8_t*>(p), size));
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0),
+                 fd, 0);
+  if (p == MAP_FAILED) return Refuse("cannot map the " + what + ": " + std::strerror(errno));
+  return static_cast<uint8_t*>(p);
 }
 
 SharedRegion::~SharedRegion() {

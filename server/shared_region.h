@@ -11,11 +11,19 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "proto/status.h"
 #include "server/backend/backend.h"
 
 namespace rgpu::server {
+
+// Maps `size` bytes of `fd` read-write, shared, if the kernel says it is a memfd sealed
+// against shrinking and at least that large (a client's memory that cannot fault us);
+// otherwise an error naming `what`. With `populate`, every page is mapped at once (no page
+// fault on first touch later). Does not close `fd`.
+Result<uint8_t*> MapSealedMemfd(int fd, uint64_t size, const std::string& what,
+                                bool populate = false);
 
 class SharedRegion {
  public:

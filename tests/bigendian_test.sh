@@ -14,7 +14,7 @@ ln -sfn /usr/include/CL "$out/include/CL"
 if [ ! -x "$out/bigendian_client" ] || [ -n "$(find "$src/client" "$src/proto" "$src/tests/bigendian_client.cpp" "$src/tests/bigendian_discovery_stub.cpp" -newer "$out/bigendian_client" -name '*.[ch]*' | head -1)" ]; then
   $cxx -std=c++20 -O1 -w -static -pthread -DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
     -I"$src" -isystem "$out/include" \
-    $(ls "$src"/client/*.cpp | grep -v '/discovery\.cpp$') "$src"/proto/wire.cpp "$src"/proto/info.cpp "$src"/proto/transport.cpp \
+    $(ls "$src"/client/*.cpp | grep -v '/discovery\.cpp$') "$src"/proto/wire.cpp "$src"/proto/info.cpp "$src"/proto/transport.cpp "$src"/proto/ring.cpp \
     $( [ -f "$src/proto/liveness.cpp" ] && echo "$src/proto/liveness.cpp" ) \
     $( [ -f "$src/proto/image.cpp" ] && echo "$src/proto/image.cpp" ) \
     $( [ -f "$src/proto/tls.h" ] && echo "$src/tests/bigendian_tls_stub.cpp" ) \

@@ -12,6 +12,7 @@
 //   session ends with a Goodbye) and the daemon serves the next connection.
 #include <CL/cl.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -29,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "proto/ring.h"
 #include "proto/shared_region.h"
 #include "proto/transport.h"
 #include "proto/messages.h"
@@ -413,6 +415,22 @@ class Raw {
     Send(proto::Op::AttachShared, 7, proto::EncodeBody(proto::AttachSharedRequest{size}), 0, fd);
     return NextStatus(message);
   }
+  // AttachRing of `size` bytes with `fd` (or none); the reply's status. Accepted, the answer
+  // came through the rings, and so does everything after (`map` is this end's mapping of
+  // the file, which the ring takes over).
+  int32_t AttachRing(uint64_t size, int fd, uint8_t* map, std::string* message = nullptr) {
+    Send(proto::Op::AttachRing, 8, proto::EncodeBody(proto::AttachRingRequest{size}), 0, fd);
+    auto ring = map ? std::make_unique<proto::Ring>(map, proto::Ring::End::kClient) : nullptr;
+    for (int waited = 0; waited < 5000 && !stream_->HasRing(); ++waited) {
+      if (ring && ring->Readable() > 0) {
+        stream_->UseRing(std::move(ring));
+        break;
+      }
+      pollfd pf{stream_->fd(), POLLIN, 0};
+      if (poll(&pf, 1, 1) > 0) break;
+    }
+    return NextStatus(message);
+  }
   // A session that still answers.
   bool Alive() {
     Send(proto::Op::Stats, 9, {});
@@ -613,6 +631,77 @@ TEST(SharedHostile, AFailedReadIsAnswered) {
            proto::kFlagShared | proto::kFlagWaiting);
   EXPECT_EQ(raw.NextStatus(), CL_INVALID_COMMAND_QUEUE);
   EXPECT_TRUE(raw.Alive());
+}
+
+// ---------------------------------------------------------------- control rings
+
+uint8_t* MapRing(int fd) {
+  void* p = mmap(nullptr, proto::kRingFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+}
+
+// Rings that rgpud must not take are refused through the socket, and the session goes on;
+// taken, the session answers through them, and a second AttachRing is refused.
+TEST(SharedHostile, RingsRefusedGetAnErrorAndTakenOnesCarryTheSession) {
+  RAW_OR_SKIP(raw);
+  std::string why;
+  EXPECT_EQ(raw.AttachRing(proto::kRingFileBytes, -1, nullptr, &why), CL_INVALID_VALUE) << why;
+  const int big = SealedMemfd(proto::kRingFileBytes + 4096);
+  EXPECT_EQ(raw.AttachRing(proto::kRingFileBytes + 4096, big, nullptr, &why), CL_INVALID_VALUE)
+      << "another size: " << why;
+  close(big);
+  const int unsealed = SealedMemfd(proto::kRingFileBytes, 0);
+  EXPECT_EQ(raw.AttachRing(proto::kRingFileBytes, unsealed, nullptr, &why), CL_INVALID_VALUE)
+      << "unsealed: " << why;
+  close(unsealed);
+  const int small = SealedMemfd(4096);
+  EXPECT_EQ(raw.AttachRing(proto::kRingFileBytes, small, nullptr, &why), CL_INVALID_VALUE)
+      << "smaller than announced: " << why;
+  close(small);
+  EXPECT_TRUE(raw.Alive());
+  const int good = SealedMemfd(proto::kRingFileBytes);
+  ASSERT_EQ(raw.AttachRing(proto::kRingFileBytes, good, MapRing(good), &why), CL_SUCCESS) << why;
+  close(good);
+  EXPECT_TRUE(raw.Alive());  // through the rings now
+  // A second one (its frame through the ring, so without a descriptor).
+  EXPECT_EQ(raw.AttachRing(proto::kRingFileBytes, -1, nullptr, &why), CL_INVALID_OPERATION) << why;
+  EXPECT_TRUE(raw.Alive());
+}
+
+// A client that sets the rings' indices out of range ends its own session (a protocol error),
+// never makes rgpud read or write outside the file; the next connection is served.
+TEST(SharedHostile, RingIndicesOutOfRangeEndTheSession) {
+  struct Case {
+    const char* what;
+    size_t at;  // the u64 index the client scribbles on (proto/ring.h: half 0 at 0, half 1 at 256)
+    uint64_t value;
+    bool ask;  // send a request after (through the intact half), for rgpud to answer into the other
+  };
+  const Case cases[] = {
+      {"requests' write index ahead by more than the ring", 0, proto::kRingBytes + 100, false},
+      {"requests' write index far ahead", 0, UINT64_MAX - 7, false},
+      {"answers' read index ahead of what was written", 256 + 64, uint64_t{1} << 40, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    RAW_OR_SKIP(raw);
+    const int fd = SealedMemfd(proto::kRingFileBytes);
+    uint8_t* spy = MapRing(fd);
+    ASSERT_EQ(raw.AttachRing(proto::kRingFileBytes, fd, MapRing(fd)), CL_SUCCESS);
+    close(fd);
+    ASSERT_TRUE(raw.Alive());
+    reinterpret_cast<std::atomic<uint64_t>*>(spy + c.at)->fetch_add(c.value);
+    // rgpud finds out when it next looks for a request (at the latest when its nap ends) or
+    // answers one.
+    if (c.ask) raw.Send(proto::Op::Stats, 9, {});
+    std::string why;
+    EXPECT_EQ(raw.NextStatus(&why), INT32_MIN)
+        << "expected the end of the session, got an answer: " << why;
+    munmap(spy, proto::kRingFileBytes);
+  }
+  Raw next;
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next.Alive());
 }
 
 }  // namespace

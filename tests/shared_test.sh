@@ -18,6 +18,18 @@ if [ "$used" != "$RGPU_TEST_EXPECT_SHARED" ]; then
   exit 1
 fi
 echo "shared region used: $used, as expected"
+# Frames went through control rings exactly where the region was used: the ICD's sessions
+# (the hostile tests' raw sessions, named "shared_test raw", attach rings of their own).
+raw=$(sed -n 's/.*session \([0-9]*\) start: .*(shared_test raw).*/\1/p' "$RGPUD_LOG" | sort -u)
+rings=0
+for id in $(sed -n 's/.*session \([0-9]*\) end: .*frames through control rings.*/\1/p' "$RGPUD_LOG"); do
+  echo "$raw" | grep -qx "$id" || rings=1
+done
+if [ "$rings" != "$RGPU_TEST_EXPECT_SHARED" ]; then
+  echo "FAILED: control rings used: $rings, expected: $RGPU_TEST_EXPECT_SHARED"
+  exit 1
+fi
+echo "control rings used: $rings, as expected"
 # rgpud says when it keeps freed heap blocks for reuse (--heap-reuse; auto is off on PoCL).
 if grep -q "kept for reuse" "$RGPUD_LOG"; then reuse=1; else reuse=0; fi
 if [ "$reuse" != "${RGPU_TEST_EXPECT_HEAP_REUSE:-0}" ]; then
