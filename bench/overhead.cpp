@@ -822,7 +822,8 @@ std::string Markdown(const json& doc) {
     double extra = (total_ms - loop_ms) / 10;
     md << "| 10 ms link: " << opt_.async_launches << " launches + finish take about one RTT more "
        << "than over loopback | " << Fmt(total_ms, 1) << " ms vs " << Fmt(loop_ms, 1)
-       << " ms: +" << Fmt(extra, 1) << " RTT | " << Verdict(extra <= 2) << " (≤ 2 RTT) |\n";
+       << " ms: " << (extra >= 0 ? "+" : "") << Fmt(extra, 1) << " RTT | " << Verdict(extra <= 2)
+       << " (≤ 2 RTT) |\n";
   }
   double cpu512 = Get(MatmulRow(runs["local_cpu"], 512), {"ms"});
   double tcp512 = Get(MatmulRow(runs["rgpu_tcp"], 512), {"ms"});
