@@ -84,6 +84,8 @@ def main():
     n = min(len(cl), len(sv))
     pairs = list(zip(cl[-n:], sv[-n:]))
     print(f"{n} requests joined (us)")
+    if n == 0:
+        sys.exit("no requests to join: give the client's file first, then rgpud's")
     for name, f in {**STEPS, **TOTALS}.items():
         v = [f(c, s) / 1e3 for c, s in pairs]
         print(f"  {name:42s} p50 {pct(v, .5):8.1f}  p90 {pct(v, .9):8.1f}  p99 {pct(v, .99):8.1f}")
