@@ -591,6 +591,8 @@ void Connection::ReceiveLoop() {
   }
 }
 
+bool Connection::MayPump() const { return pump_ && !t_receiving; }
+
 void Connection::PumpFrames() {
   if (!pump_ || t_receiving || !recv_mu_.try_lock()) return;
   std::lock_guard lk(recv_mu_, std::adopt_lock);

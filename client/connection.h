@@ -125,7 +125,9 @@ class Connection {
   // for the receiver thread), and hands on what came after its last look when it stops.
   template <typename Ready>
   bool SpinReceiving(Ready ready) {
-    if (!pump_) return SpinBriefly(ready);
+    // A thread that cannot read (RGPU_SPIN_RECV=0, or one inside a frame's handling already)
+    // must not count as polling: rgpud would then not wake the receiver thread.
+    if (!MayPump()) return SpinBriefly(ready);
     stream_->Spinning(true);
     const bool got = SpinBriefly([&] { return ready() || (PumpFrames(), ready()); });
     stream_->Spinning(false);
@@ -172,6 +174,8 @@ class Connection {
   // Handles the frames that can be read now without waiting, unless another thread is
   // reading (requires nothing; takes recv_mu_ if free).
   void PumpFrames();
+  // Whether this thread may read frames while it waits (PumpFrames does something).
+  bool MayPump() const;
   // Writes out what asynchronous calls queued, when the flush timer fires.
   void FlushLoop();
   // Sets the flush timer to fire `delay` from now (at once for 0). Requires buf_mu_.
