@@ -1,8 +1,6 @@
 #include "client/connection.h"
 
 #include <CL/cl.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
@@ -177,6 +175,15 @@ Status Connection::Handshake(const std::string& token, bool want_shared) {
   return Status::Ok();
 }
 
+Status Connection::SendWithFd(Op op, uint64_t tag, const std::vector<uint8_t>& body, int fd) {
+  uint8_t hdr[proto::kHeaderSize];
+  proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(body.size()), static_cast<uint16_t>(op), 0,
+                                  tag},
+                      hdr);
+  iovec iov[2] = {{hdr, sizeof(hdr)}, {const_cast<uint8_t*>(body.data()), body.size()}};
+  return stream_->SendWithFd(iov, 2, fd);
+}
+
 void Connection::AttachShared(uint64_t server_cap) {
   const bool debug = std::getenv("RGPU_DEBUG") != nullptr;
   auto region = SharedRegion::Create();
@@ -186,14 +193,9 @@ void Connection::AttachShared(uint64_t server_cap) {
                    region.ok() ? "the server takes smaller regions" : region.status().message().c_str());
     return;
   }
-  auto body = proto::EncodeBody(proto::AttachSharedRequest{(*region)->size()});
-  uint8_t hdr[proto::kHeaderSize];
-  proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(body.size()),
-                                  static_cast<uint16_t>(Op::AttachShared), 0,
-                                  next_tag_.fetch_add(1) + 1},
-                      hdr);
-  iovec iov[2] = {{hdr, sizeof(hdr)}, {body.data(), body.size()}};
-  Status s = stream_->SendWithFd(iov, 2, (*region)->fd());
+  Status s =
+      SendWithFd(Op::AttachShared, next_tag_.fetch_add(1) + 1,
+                 proto::EncodeBody(proto::AttachSharedRequest{(*region)->size()}), (*region)->fd());
   FrameHeader h;
   std::vector<uint8_t> rb;
   if (s.ok()) s = stream_->RecvFrame(&h, &rb, 1 << 20);
@@ -215,27 +217,20 @@ void Connection::AttachRing(std::chrono::milliseconds timeout) {
     if (debug)
       std::fprintf(stderr, "rgpu: no control rings with %s: %s\n", address_.c_str(), why.c_str());
   };
-  const int fd = memfd_create("rgpu-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return say(std::string("memfd_create: ") + std::strerror(errno));
+  // Pages mapped at once: a first touch of each would cost a request a fault.
+  auto m = MakeSealedMemfd("rgpu-ring", proto::kRingFileBytes, /*populate=*/true);
+  if (!m.ok()) return say(m.status().message());
   struct CloseFd {
     int fd;
     ~CloseFd() { ::close(fd); }
-  } closer{fd};
-  void* p = MAP_FAILED;
-  if (ftruncate(fd, static_cast<off_t>(proto::kRingFileBytes)) != 0 ||
-      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-      (p = mmap(nullptr, proto::kRingFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-                fd, 0)) == MAP_FAILED)
-    return say(std::string("cannot make the ring file: ") + std::strerror(errno));
-  auto ring = std::make_unique<proto::Ring>(static_cast<uint8_t*>(p), proto::Ring::End::kClient);
-  auto body = proto::EncodeBody(proto::AttachRingRequest{proto::kRingFileBytes});
-  uint8_t hdr[proto::kHeaderSize];
+  } closer{m->fd};
+  auto ring = std::make_unique<proto::Ring>(m->base, proto::Ring::End::kClient);
   const uint64_t tag = next_tag_.fetch_add(1) + 1;
-  proto::EncodeHeader(FrameHeader{static_cast<uint32_t>(body.size()),
-                                  static_cast<uint16_t>(Op::AttachRing), 0, tag},
-                      hdr);
-  iovec iov[2] = {{hdr, sizeof(hdr)}, {body.data(), body.size()}};
-  if (Status s = stream_->SendWithFd(iov, 2, fd); !s.ok()) return say(s.message());
+  if (Status s =
+          SendWithFd(Op::AttachRing, tag,
+                     proto::EncodeBody(proto::AttachRingRequest{proto::kRingFileBytes}), m->fd);
+      !s.ok())
+    return say(s.message());
   // Accepted, the answer comes through the ring; refused, through the socket.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool through_ring = false;

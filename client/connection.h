@@ -158,6 +158,9 @@ class Connection {
   // Creates the shared region and passes it to rgpud (AttachShared); on any refusal the
   // connection goes on without it.
   void AttachShared(uint64_t server_cap);
+  // Writes one frame with `fd` attached (SCM_RIGHTS) straight to the socket: only before the
+  // threads start (AttachShared, AttachRing).
+  Status SendWithFd(proto::Op op, uint64_t tag, const std::vector<uint8_t>& body, int fd);
   // Moves every frame to control rings in shared memory (proto/ring.h, AttachRing); refused,
   // the connection goes on over the socket.
   void AttachRing(std::chrono::milliseconds timeout);

@@ -15,10 +15,8 @@
 
 namespace rgpu::client {
 
-Result<std::unique_ptr<SharedRegion>> SharedRegion::Create() {
-  static_assert(kSlotBytes % proto::kSharedGranule == 0 && kSlotBytes % kReadUnit == 0);
-  const uint64_t size = proto::kSharedHeader + 2 * kSlotsPerDirection * kSlotBytes;
-  const int fd = memfd_create("rgpu-shared", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+Result<SealedMemfd> MakeSealedMemfd(const char* name, uint64_t size, bool populate) {
+  const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return Status::Error(CL_OUT_OF_RESOURCES, std::string("memfd_create: ") + std::strerror(errno));
   auto fail = [fd](const char* what) {
     const std::string why = std::string(what) + ": " + std::strerror(errno);
@@ -26,11 +24,20 @@ Result<std::unique_ptr<SharedRegion>> SharedRegion::Create() {
     return Status::Error(CL_OUT_OF_RESOURCES, why);
   };
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) return fail("ftruncate");
-  // rgpud refuses a region that could shrink under it (its copies would fault).
+  // rgpud refuses memory that could shrink under it (its copies would fault).
   if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return fail("F_ADD_SEALS");
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | (populate ? MAP_POPULATE : 0),
+                 fd, 0);
   if (p == MAP_FAILED) return fail("mmap");
-  return std::unique_ptr<SharedRegion>(new SharedRegion(fd, static_cast<uint8_t*>(p), size));
+  return SealedMemfd{fd, static_cast<uint8_t*>(p)};
+}
+
+Result<std::unique_ptr<SharedRegion>> SharedRegion::Create() {
+  static_assert(kSlotBytes % proto::kSharedGranule == 0 && kSlotBytes % kReadUnit == 0);
+  const uint64_t size = proto::kSharedHeader + 2 * kSlotsPerDirection * kSlotBytes;
+  auto m = MakeSealedMemfd("rgpu-shared", size, /*populate=*/false);
+  if (!m.ok()) return m.status();
+  return std::unique_ptr<SharedRegion>(new SharedRegion(m->fd, m->base, size));
 }
 
 SharedRegion::~SharedRegion() {

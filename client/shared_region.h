@@ -21,6 +21,15 @@
 
 namespace rgpu::client {
 
+// A memfd of `size` bytes, sealed against shrinking and growing (what rgpud requires of the
+// memory a client shares with it), and mapped; with `populate`, every page at once. The
+// caller owns both.
+struct SealedMemfd {
+  int fd;
+  uint8_t* base;
+};
+Result<SealedMemfd> MakeSealedMemfd(const char* name, uint64_t size, bool populate);
+
 class SharedRegion {
  public:
   static constexpr uint64_t kSlotBytes = uint64_t{4} << 20;

@@ -228,7 +228,7 @@ size_t Stream::RingTrySend(Ring* ring, const struct iovec* iov, int iovcnt) {
 
 Result<size_t> Stream::RingRecvSome(Ring* ring, void* buf, size_t max) {
   using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+  Clock::time_point start{};  // taken when we first have to wait
   for (;;) {
     if (read_shut_) return Status::Error(-5, "connection closed");
     auto got = ring->Take(static_cast<uint8_t*>(buf), max);
@@ -237,6 +237,7 @@ Result<size_t> Stream::RingRecvSome(Ring* ring, void* buf, size_t max) {
       return got;
     }
     if (peer_closed_) return Status::Error(-5, "connection closed");
+    if (start == Clock::time_point{}) start = Clock::now();
     if (recv_timeout_ms_ > 0 && Clock::now() - start > std::chrono::milliseconds(recv_timeout_ms_))
       return Status::Error(-5, "recv: timed out");
     // Counted as asleep before the last look: a producer that publishes after it sees us.

@@ -28,6 +28,15 @@ uint64_t Session::SharedCap() const {
   return server_->options().max_shared_bytes;
 }
 
+namespace {
+// The refusal of AttachShared and AttachRing where SharedCap() is 0.
+Status NoSharedMemoryHere() {
+  return Status::Error(
+      CL_INVALID_OPERATION,
+      "no shared memory on this connection (not a Unix socket, or --max-shared-bytes 0)");
+}
+}  // namespace
+
 Status Session::AttachShared(const FrameHeader& h, Reader& r) {
   proto::AttachSharedRequest req;
   const bool well_formed = proto::AttachSharedRequest::Decode(r, &req) && r.done();
@@ -46,10 +55,7 @@ Status Session::AttachShared(const FrameHeader& h, Reader& r) {
   }
   if (shared_) return refuse(Status::Error(CL_INVALID_OPERATION, "a shared region is already attached"));
   const uint64_t cap = SharedCap();
-  if (cap == 0)
-    return refuse(Status::Error(CL_INVALID_OPERATION,
-                                "no shared memory on this connection (not a Unix socket, or "
-                                "--max-shared-bytes 0)"));
+  if (cap == 0) return refuse(NoSharedMemoryHere());
   if (fd < 0) return refuse(Status::Error(CL_INVALID_VALUE, "AttachShared came without a descriptor"));
   auto region = SharedRegion::Map(fd, size, cap);  // closes fd
   if (!region.ok()) {
@@ -81,10 +87,7 @@ Status Session::AttachRing(const FrameHeader& h, Reader& r) {
   };
   if (stream_->HasRing())
     return refuse(Status::Error(CL_INVALID_OPERATION, "control rings are already attached"));
-  if (SharedCap() == 0)
-    return refuse(Status::Error(CL_INVALID_OPERATION,
-                                "no shared memory on this connection (not a Unix socket, or "
-                                "--max-shared-bytes 0)"));
+  if (SharedCap() == 0) return refuse(NoSharedMemoryHere());
   // The switch must fall between two frames of each direction: before anything else was
   // asked (nothing of ours is being sent, no device work can answer later).
   if (!objects_.empty() || outbox_->Pending() != 0)
