@@ -395,10 +395,29 @@ Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* dat
                         size_t data_len) {
   if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
   if (data_len >= proto::kDataChunk) return SendBulk(op, 0, body, data, data_len);
+  return Queue(op, 0, body.data(), body.size(), data, data_len, 0);
+}
+
+Status Connection::Queue(Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
+                         size_t tail_len, uint16_t flags) {
+  // With control rings and rgpud's reader awake, the request goes straight into the ring: a
+  // copy, no system call (neither a write nor the flush timer's), and rgpud starts on it at
+  // once: a launch is on the device while this thread still asks for the read that follows.
+  // Unless another thread is writing: then the flusher takes it, as over a socket.
+  if (stream_->PeerAwake()) {
+    std::unique_lock wl(write_mu_, std::try_to_lock);
+    if (wl.owns_lock()) {
+      {
+        std::lock_guard lk(buf_mu_);
+        AppendFrame(op, tag, body, n, tail, tail_len, flags);
+      }
+      return WriteOut();
+    }
+  }
   bool write_now = false;
   {
     std::lock_guard lk(buf_mu_);
-    AppendFrame(op, 0, body.data(), body.size(), data, data_len);
+    AppendFrame(op, tag, body, n, tail, tail_len, flags);
     write_now = out_.size() >= kFlushThreshold;
     if (!write_now) ScheduleFlush();
   }
@@ -465,10 +484,7 @@ Status Connection::StartRead(Op op, const std::vector<uint8_t>& body,
     stamps::Mark(stamps::Point::kReadWritten);
     return ws;
   }
-  std::lock_guard lk(buf_mu_);
-  AppendFrame(op, tag, body.data(), body.size(), nullptr, 0, flags);
-  ScheduleFlush();
-  return Status::Ok();
+  return Queue(op, tag, body.data(), body.size(), nullptr, 0, flags);
 }
 
 void Connection::ArmFlush(std::chrono::nanoseconds delay) {

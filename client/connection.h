@@ -192,6 +192,10 @@ class Connection {
   void WatchLoop();
   void AppendFrame(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
                    size_t tail_len, uint16_t flags = 0);
+  // An asynchronous request: straight out where control rings reach an awake rgpud, else
+  // gathered for the flusher (written at once beyond kFlushThreshold).
+  Status Queue(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
+               size_t tail_len, uint16_t flags);
   Status WriteOut();  // requires write_mu_
   Status SendBulk(proto::Op op, uint64_t tag, const std::vector<uint8_t>& body, const void* data,
                   size_t len);

@@ -165,6 +165,11 @@ void Stream::UseRing(std::unique_ptr<Ring> ring) {
 
 // ---------------------------------------------------------------- control rings
 
+bool Stream::PeerAwake() const {
+  const Ring* ring = ring_.load(std::memory_order_acquire);
+  return ring && !ring->PeerAsleep();
+}
+
 void Stream::WakePeer(Ring* ring) {
   if (!ring->PeerAsleep()) return;
   // One byte is enough: the sleeper looks at the ring after every wake-up. A full socket

@@ -181,27 +181,33 @@ int main(int argc, char** argv) try {
                  "Testing: cut every sliceable launch into this many slices (0 = the policy "
                  "decides).")
       ->capture_default_str();
-  // Polling costs a core per polling session; worth it for long where cores are plenty. On a
-  // small machine a short poll still catches the next request of a client that waits for
-  // each answer (it comes a few microseconds after the answer), which spares a wake-up of
+  // Polling costs a core per polling session; worth it for long where cores are plenty: a
+  // session's thread asleep on an idle core of a GPU host took 65-130 us to see a request
+  // after a 50 ms pause (H200 host, deep C-states), which a polling one sees at once. A
+  // latency-critical tenant's requests may come seconds apart, so its sessions poll longer.
+  // On a small machine a short poll still catches the next request of a client that waits
+  // for each answer (it comes a few microseconds after the answer), which spares a wake-up of
   // the session's thread (tens of microseconds in a VM) at a bounded cost per request.
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  double poll_us = cpus >= 8 ? 20000 : 30, lc_poll_us = -1;
+  const bool many = cpus >= 8;
+  double poll_us = many ? 1e6 : 30, lc_poll_us = -1;
   opt.max_pollers = static_cast<int>(std::max(1u, cpus / 4));
   app.add_option("--poll-us", poll_us,
                  "After each request, a session polls its socket this long (busy) before it "
                  "sleeps, so that a request that comes within this long is seen at once, with "
-                 "no wake-up of a sleeping thread (0: never; default 20000 with 8 CPUs or "
+                 "no wake-up of a sleeping thread (0: never; default 1000000 with 8 CPUs or "
                  "more, else 30).");
   app.add_option("--lc-poll-us", lc_poll_us,
-                 "The same for latency-critical tenants (default: as --poll-us).");
+                 "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "
+                 "unless --poll-us is given, else as --poll-us).");
   app.add_option("--max-pollers", opt.max_pollers,
                  "Sessions polling at once, at most (default: a quarter of the CPUs); "
                  "best-effort sessions take at most half of these slots.")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));
-  if (lc_poll_us < 0) lc_poll_us = poll_us;
+  // A --poll-us given alone sets both.
+  if (lc_poll_us < 0) lc_poll_us = many && app.count("--poll-us") == 0 ? 1e7 : poll_us;
   opt.lc_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, lc_poll_us)));
   if (hash_token) {
     std::string token;

@@ -59,9 +59,10 @@ struct ServerOptions {
   // After each request, a session's reader polls its socket (busy) for this long before it
   // sleeps in recv(): waking a sleeping thread costs far more than a round trip at the tail
   // on idle or virtual CPUs. At most max_pollers sessions poll at once, of which at most
-  // half best-effort ones, so a latency-critical session always finds a slot. Defaults
-  // (main.cpp): 20 ms with 8 CPUs or more, off below, where a polling thread would take a
-  // core the device's own threads need.
+  // half best-effort ones, so best-effort sessions never take the slots latency-critical ones
+  // need. Defaults (main.cpp): with 8 CPUs or more 1 s, and 10 s for latency-critical
+  // tenants (whose requests may come seconds apart); below, 30 us, where a polling thread
+  // would take a core the device's own threads need.
   std::chrono::microseconds poll{0};
   std::chrono::microseconds lc_poll{0};
   int max_pollers = 0;
