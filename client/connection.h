@@ -192,8 +192,9 @@ class Connection {
   void WatchLoop();
   void AppendFrame(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
                    size_t tail_len, uint16_t flags = 0);
-  // An asynchronous request: straight out where control rings reach an awake rgpud, else
-  // gathered for the flusher (written at once beyond kFlushThreshold).
+  // An asynchronous request: straight out where control rings reach an awake rgpud that has
+  // taken everything before it, else gathered for the flusher (written at once beyond
+  // kFlushThreshold).
   Status Queue(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
                size_t tail_len, uint16_t flags);
   Status WriteOut();  // requires write_mu_

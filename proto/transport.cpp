@@ -165,9 +165,9 @@ void Stream::UseRing(std::unique_ptr<Ring> ring) {
 
 // ---------------------------------------------------------------- control rings
 
-bool Stream::PeerAwake() const {
+bool Stream::PeerCaughtUp() const {
   const Ring* ring = ring_.load(std::memory_order_acquire);
-  return ring && !ring->PeerAsleep();
+  return ring && ring->Unsent() == 0 && !ring->PeerAsleep();
 }
 
 void Stream::WakePeer(Ring* ring) {

@@ -81,9 +81,10 @@ class Stream {
   void UseRing(std::unique_ptr<Ring> ring);
   bool HasRing() const { return ring_.load(std::memory_order_acquire) != nullptr; }
   // With control rings: the peer's reader is not asleep (it polls, or is busy and looks at
-  // the ring before it sleeps), so bytes sent now reach it without a wake byte. False
-  // without rings. Any thread; a hint only (the peer may fall asleep just after).
-  bool PeerAwake() const;
+  // the ring before it sleeps) and has taken every byte sent so far, so bytes sent now reach
+  // it at once, without a wake byte. False without rings. Any thread; a hint only (the peer
+  // may fall asleep just after).
+  bool PeerCaughtUp() const;
   // A thread polls for bytes (and takes them, or hands them on) until Spinning(false): with
   // rings the peer then wakes no sleeper (Ring::Spinning). A no-op without rings.
   void Spinning(bool spinning);
