@@ -112,6 +112,13 @@ class Metrics::Collector : public prometheus::Collectable {
                                   MetricType::Counter, {}};
     dead.metric.emplace_back().counter.value = static_cast<double>(m_->dead_peers.load());
     out.push_back(std::move(dead));
+    prometheus::MetricFamily
+        polling{"rgpu_polling_sessions",
+                "Sessions busy-polling for their next request now (a CPU each)",
+                MetricType::Gauge,
+                {}};
+    polling.metric.emplace_back().gauge.value = static_cast<double>(m_->polling.load());
+    out.push_back(std::move(polling));
     return out;
   }
 

@@ -78,6 +78,9 @@ class Metrics {
   std::atomic<uint64_t> unauthenticated{0};
   // Sessions ended because their peer went silent (heartbeat or keepalive).
   std::atomic<uint64_t> dead_peers{0};
+  // Sessions busy-polling for their next request now, each keeping a CPU busy; the server
+  // keeps it within --max-pollers (Server::BeginPoll).
+  std::atomic<int> polling{0};
 
   // Starts the HTTP endpoint (path /metrics) on `address` ("127.0.0.1:9420").
   Status Serve(const std::string& address);

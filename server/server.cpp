@@ -354,12 +354,15 @@ Scheduler& Server::scheduler(int device) {
 
 bool Server::BeginPoll(bool latency_critical) {
   const int limit = latency_critical ? options_.max_pollers : std::max(1, options_.max_pollers / 2);
-  if (pollers_.fetch_add(1) < limit) return true;
-  pollers_.fetch_sub(1);
-  return false;
+  auto& polling = metrics_.polling;
+  int now = polling.load();
+  do {
+    if (now >= limit) return false;
+  } while (!polling.compare_exchange_weak(now, now + 1));
+  return true;
 }
 
-void Server::EndPoll() { pollers_.fetch_sub(1); }
+void Server::EndPoll() { metrics_.polling.fetch_sub(1); }
 
 void Server::LatencyCriticalRequest(bool begin) {
   for (auto& s : schedulers_) s->LatencyCriticalRequest(begin);

@@ -180,7 +180,6 @@ class Server {
   std::atomic<bool> watch_stop_{false};
   std::unordered_map<uint64_t, proto::PeerWatch> watches_;  // the watchdog's only
   std::atomic<bool> stopping_{false};
-  std::atomic<int> pollers_{0};
   std::atomic<uint64_t> commands_{0};
   std::atomic<int64_t> objects_{0};
   std::atomic<uint64_t> next_session_{1};

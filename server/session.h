@@ -246,7 +246,9 @@ class Session {
   // The events a command's wait list names, each looked up in this session's table;
   // CL_INVALID_EVENT_WAIT_LIST for an id that is not one of its events.
   Result<std::vector<BkEvent*>> ResolveWaits(const std::vector<uint64_t>& ids);
-  // Busy-polls the socket for a while before the reader sleeps in recv() (ServerOptions::poll).
+  // Busy-polls the socket for a while before the reader sleeps in recv() (ServerOptions::poll):
+  // until that long after the last request (heartbeats do not count, or an idle client's
+  // heartbeats would keep a core busy for ever).
   void PollForNextFrame();
   // Counts a command handed to the device until it completes (backpressure, status). Its
   // event, when it has one (a launch may not: see Scheduler::Direct), is kept as a
@@ -343,6 +345,7 @@ class Session {
   };
   std::unique_ptr<RequestTrace> trace_;
   std::chrono::steady_clock::time_point frame_in_{};  // when the current frame's body arrived
+  std::chrono::steady_clock::time_point last_request_{};  // the last frame but a Heartbeat
 };
 
 }  // namespace rgpu::server
