@@ -400,14 +400,13 @@ Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* dat
 
 Status Connection::Queue(Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
                          size_t tail_len, uint16_t flags) {
-  // With control rings and rgpud's reader awake and caught up, the request goes straight
-  // into the ring: a copy, no system call (neither a write nor the flush timer's), and rgpud
-  // starts on it at once: a launch is on the device while this thread still asks for the
-  // read that follows. While rgpud has not yet taken what came before (a burst of launches),
-  // requests wait for the flusher, or another thread is writing, they are gathered for the
-  // flusher, as over a socket:
-  // written one by one, a burst of 100,000 launches ran at 0.86-0.92 of native against
-  // 0.90-0.97 gathered (H200, bench/results/2026-11-27-session19/call6).
+  // With control rings, rgpud's reader awake and caught up, and nothing gathered, the
+  // request goes straight into the ring: a copy, no system call (neither a write nor the
+  // flush timer's), and rgpud starts on it at once: a launch is on the device while this
+  // thread still asks for the read that follows. The rest of a burst, and requests made while
+  // another thread writes, are gathered for the flusher as over a socket: written one by one,
+  // bursts of 100,000 launches ran at 0.86-0.92 of native against 0.90-0.97 gathered (H200,
+  // bench/results/2026-11-27-session19/call6).
   if (stream_->PeerCaughtUp()) {
     std::unique_lock wl(write_mu_, std::try_to_lock);
     if (wl.owns_lock()) {

@@ -237,6 +237,9 @@ void Session::Serve() {
     Status s = in_.Read(hdr, proto::kHeaderSize);
     if (s.ok()) {
       h = proto::DecodeHeader(hdr);
+      // The poll window runs from here (PollForNextFrame): one clock read a frame, ~20 ns.
+      if (h.op != static_cast<uint16_t>(Op::Heartbeat))
+        last_request_ = std::chrono::steady_clock::now();
       if (h.body_len > server_->options().max_frame)
         s = Status::Protocol("frame body of " + std::to_string(h.body_len) +
                              " bytes exceeds the limit of " +
@@ -264,9 +267,6 @@ void Session::Serve() {
     if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
     if (trace_) frame_in_ = std::chrono::steady_clock::now();
     stamps::Mark(stamps::Point::kFrameIn, h.op);
-    // Only the reader thread reads the clock here, once per frame (about 20 ns).
-    if (h.op != static_cast<uint16_t>(Op::Heartbeat))
-      last_request_ = std::chrono::steady_clock::now();
     Reader r(body.data(), body.size());
     // A latency-critical tenant's requests (its blocking reads too) keep best-effort work
     // off the device while they are served (Scheduler::LatencyCriticalRequest).

@@ -345,7 +345,7 @@ class Session {
   };
   std::unique_ptr<RequestTrace> trace_;
   std::chrono::steady_clock::time_point frame_in_{};  // when the current frame's body arrived
-  std::chrono::steady_clock::time_point last_request_{};  // the last frame but a Heartbeat
+  std::chrono::steady_clock::time_point last_request_{};  // the last frame but Heartbeats
 };
 
 }  // namespace rgpu::server
