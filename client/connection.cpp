@@ -407,30 +407,19 @@ Status Connection::Queue(Op op, uint64_t tag, const uint8_t* body, size_t n, con
   // another thread writes, are gathered for the flusher as over a socket: written one by one,
   // bursts of 100,000 launches ran at 0.86-0.92 of native against 0.90-0.97 gathered (H200,
   // bench/results/2026-11-27-session19/call6).
-  if (stream_->PeerCaughtUp()) {
-    std::unique_lock wl(write_mu_, std::try_to_lock);
-    if (wl.owns_lock()) {
-      bool through = false;
-      {
-        std::lock_guard lk(buf_mu_);
-        through = out_.empty();
-        if (through) AppendFrame(op, tag, body, n, tail, tail_len, flags);
-      }
-      if (through) return WriteOut();
-    }
-  }
+  std::unique_lock wl(write_mu_, std::defer_lock);
+  const bool may_write = stream_->PeerCaughtUp() && wl.try_lock();
   bool write_now = false;
   {
     std::lock_guard lk(buf_mu_);
+    write_now = may_write && out_.empty();
     AppendFrame(op, tag, body, n, tail, tail_len, flags);
-    write_now = out_.size() >= kFlushThreshold;
+    write_now = write_now || out_.size() >= kFlushThreshold;
     if (!write_now) ScheduleFlush();
   }
-  if (write_now) {
-    std::lock_guard wl(write_mu_);
-    return WriteOut();
-  }
-  return Status::Ok();
+  if (!write_now) return Status::Ok();
+  if (!wl.owns_lock()) wl.lock();
+  return WriteOut();
 }
 
 Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data,
