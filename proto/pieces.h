@@ -25,4 +25,21 @@ constexpr uint64_t PieceBytes(uint64_t size) {
 }
 static_assert(kPiecedFrom / PieceBytes(kPiecedFrom) >= 8);
 
+// rgpud's reads over the socket are cut from a smaller size: a read of 1 MiB (a 512 x 512
+// float matrix) sent whole waits for the device's whole copy before its first byte leaves,
+// then for the whole send (1 MiB blocking reads ran at 0.35 of the raw TCP stream on an H200,
+// docs/performance.md). Below kPiecedFrom a read goes in pieces of an eighth of it, at least
+// kReadPieceMin: below that a piece's command costs the driver about as long as its copy
+// (about 10 us against 8-12 GB/s), so the device side would fall behind the socket.
+inline constexpr uint64_t kReadPiecedFrom = uint64_t{512} << 10;
+inline constexpr uint64_t kReadPieceMin = uint64_t{256} << 10;
+inline constexpr uint64_t kReadPieceGrain = uint64_t{64} << 10;
+
+constexpr uint64_t ReadPieceBytes(uint64_t size) {
+  if (size >= kPiecedFrom) return PieceBytes(size);
+  return std::clamp(size / 8 / kReadPieceGrain * kReadPieceGrain, kReadPieceMin, kPieceMin);
+}
+static_assert(kReadPiecedFrom / ReadPieceBytes(kReadPiecedFrom) == 2);
+static_assert(ReadPieceBytes(kPiecedFrom - 1) < kPieceMin);
+
 }  // namespace rgpu::proto

@@ -104,6 +104,11 @@ int main(int argc, char** argv) try {
                  "Largest shared-memory region a client on the Unix socket may pass for bulk "
                  "transfers (docs/protocol.md, \"Shared memory\"); 0 turns it off.")
       ->capture_default_str();
+  size_t pinned_mib = opt.pinned_staging_bytes >> 20;
+  app.add_option("--pinned-staging-mib", pinned_mib,
+                 "Host memory (MiB) a session pins in its device context to land the reads its "
+                 "client waits for over the socket; at most 32 sessions at once. 0 turns it off.")
+      ->capture_default_str();
   bool hash_token = false;
   app.add_flag("--hash-token", hash_token,
                "Read a token from standard input, print its salted hash for a [[tenant]]'s "
@@ -205,6 +210,7 @@ int main(int argc, char** argv) try {
                  "best-effort sessions take at most half of these slots.")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));
   // A --poll-us given alone sets both.
   if (lc_poll_us < 0) lc_poll_us = many && app.count("--poll-us") == 0 ? 1e7 : poll_us;

@@ -352,6 +352,14 @@ Scheduler& Server::scheduler(int device) {
   return *schedulers_[device];
 }
 
+bool Server::BeginPinned() {
+  int n = pinned_sessions_.load();
+  do {
+    if (n >= ServerOptions::kPinnedSessions) return false;
+  } while (!pinned_sessions_.compare_exchange_weak(n, n + 1));
+  return true;
+}
+
 bool Server::BeginPoll(bool latency_critical) {
   const int limit = latency_critical ? options_.max_pollers : std::max(1, options_.max_pollers / 2);
   auto& polling = metrics_.polling;

@@ -42,6 +42,11 @@ struct ServerOptions {
   // The largest shared bulk region (proto/shared_region.h) a client on the Unix socket may
   // attach; 0 turns shared memory off. Host memory the client allocates, mapped by rgpud.
   uint64_t max_shared_bytes = (uint64_t{64} << 20) + 4096;
+  // Host memory a session registers with its device context (pinned) to land the pieces of
+  // reads its client waits for over the socket (server/pinned_staging.h); 0 turns it off.
+  // At most kPinnedSessions sessions hold it at once; the others stage in ordinary memory.
+  size_t pinned_staging_bytes = size_t{16} << 20;
+  static constexpr int kPinnedSessions = 32;
   // Backpressure: a session's socket is not read while it has more commands than this
   // unfinished on the device, or more than max_outbox_bytes of answers not yet sent.
   size_t max_commands_in_flight = 1 << 16;
@@ -122,6 +127,10 @@ class Server {
   uint32_t DeviceQueues(int device) const;
   void CountQueue(int device, int delta);
   BufferPool& buffers() { return *buffers_; }
+  // A session may hold pinned staging (ServerOptions::pinned_staging_bytes) if fewer than
+  // kPinnedSessions do; each true is paired with one EndPinned.
+  bool BeginPinned();
+  void EndPinned() { pinned_sessions_.fetch_sub(1); }
   // The device context that every session of tenants in `group` (Tenant::context_group)
   // shares for these devices, created on first use; each call returns one more reference,
   // dropped with Backend::Release like any context. The server keeps its own until it ends.
@@ -175,6 +184,7 @@ class Server {
   // session starts. Connections still handshaking are counted so Run() can wait for them.
   std::shared_ptr<proto::TlsServer> tls_;
   std::atomic<int> handshaking_{0};
+  std::atomic<int> pinned_sessions_{0};
   Gate gate_;
   std::thread watchdog_;
   std::atomic<bool> watch_stop_{false};

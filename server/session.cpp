@@ -224,6 +224,8 @@ void Session::RequestTrace::Log(uint64_t session) const {
 Session::~Session() {
   outbox_->Close();
   if (writer_.joinable()) writer_.join();
+  pinned_.reset();  // its registration goes once the last staged piece is let go
+  if (pinned_counted_) server_->EndPinned();
 }
 
 void Session::Serve() {

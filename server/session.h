@@ -27,6 +27,7 @@
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/slicer.h"
 #include "server/session_objects.h"
+#include "server/pinned_staging.h"
 #include "server/shared_region.h"
 #include "server/tenant.h"
 
@@ -222,11 +223,16 @@ class Session {
   Status AttachRing(const proto::FrameHeader& h, proto::Reader& r);
   Status EnqueueShared(const proto::FrameHeader& h, proto::Reader& r);
   // A large ReadBuffer over the socket on an in-order queue (server/session_bulk.cpp): read
-  // in pieces of proto::PieceBytes, each sent as soon as the device has it, while the next is
-  // read. Answers the client itself (data, then the reply) unless it fails before any piece
-  // is on the device; returns the last piece's event (the command's).
+  // in pieces of proto::ReadPieceBytes, each sent as soon as the device has it, while the next is
+  // read (a read the client waits for: by blocking calls, here). Answers the client itself
+  // (data, then the reply) unless it fails before any piece is on the device; returns the last
+  // piece's event (the command's), or null for a read waited for here with no event wanted.
   Result<BkEvent*> PipelinedRead(const proto::FrameHeader& h, BkQueue* queue, BkMem* mem,
-                                 size_t offset, size_t size, std::span<BkEvent* const> waits);
+                                 size_t offset, size_t size, std::span<BkEvent* const> waits,
+                                 bool want_event, BkContext* ctx);
+  // The session's pinned staging if it is registered with `ctx`: made on first use (if the
+  // server has room for it), for the first context asked only. Null otherwise.
+  PinnedStaging* PinnedFor(BkContext* ctx);
   // The largest region this connection may attach: 0 unless it is a Unix socket.
   uint64_t SharedCap() const;
   // Looks up an image (a memory object made by CreateImage) or, with `image` false, a buffer.
@@ -302,6 +308,9 @@ class Session {
   // Socket read pieces staged and not yet sent (Session::PipelinedRead).
   static constexpr size_t kReadWindowBytes = size_t{32} << 20;
   std::shared_ptr<StagingWindow> read_window_ = std::make_shared<StagingWindow>(kReadWindowBytes);
+  std::shared_ptr<PinnedStaging> pinned_;  // see PinnedFor; the reader thread's only
+  bool pinned_asked_ = false;              // made or refused once, not asked again
+  bool pinned_counted_ = false;            // holds one of Server::BeginPinned's slots
   std::thread writer_;
   bool hello_done_ = false;
   std::string client_name_;

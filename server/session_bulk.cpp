@@ -46,17 +46,18 @@ struct ReadPieces {
         .count();
   }
 
-  // Piece `data` (null for the extra count) holds the read's bytes from `at` on.
-  void Done(int32_t st, size_t at, const Bytes& data) {
+  // A piece (`data` null for the extra count or a failure): the read's bytes from `at` on,
+  // `len` of them, are in `data` from `data_off` on.
+  void Done(int32_t st, size_t at, const Bytes& data, size_t data_off, size_t len) {
     if (st != CL_COMPLETE) {
       int32_t ok = CL_SUCCESS;
       failed.compare_exchange_strong(ok, st < 0 ? st : CL_OUT_OF_RESOURCES);
     } else if (data && failed.load() == CL_SUCCESS) {
       Timed(at / piece_bytes);
-      for (size_t o = 0; o < data->size(); o += proto::kDataChunk) {
+      for (size_t o = 0; o < len; o += proto::kDataChunk) {
         out->PushBulk(FrameHeader{0, static_cast<uint16_t>(Op::ReadData), proto::kFlagNotify, tag},
-                      ReadDataFields(at + o), data, o,
-                      std::min<size_t>(proto::kDataChunk, data->size() - o));
+                      ReadDataFields(at + o), data, data_off + o,
+                      std::min<size_t>(proto::kDataChunk, len - o));
       }
     }
     if (left.fetch_sub(1) != 1) return;
@@ -121,17 +122,28 @@ struct PieceChain : std::enable_shared_from_this<PieceChain> {
   void HandOverOldest(int32_t st) {
     Piece p = std::move(left.front());
     left.pop_front();
-    read->Done(st, p.at, p.data);
+    read->Done(st, p.at, p.data, 0, p.data ? p.data->size() : 0);
     bk->Release(proto::ObjType::Event, p.ev);
   }
 };
 }  // namespace
 
 Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, BkMem* mem,
-                                        size_t offset, size_t size, std::span<BkEvent* const> waits) {
+                                        size_t offset, size_t size, std::span<BkEvent* const> waits,
+                                        bool want_event, BkContext* ctx) {
   Backend& bk = server_->backend();
-  const size_t piece = proto::PieceBytes(size);
+  const size_t piece = proto::ReadPieceBytes(size);
   const size_t pieces = (size + piece - 1) / piece;
+  // A read the client waits for is read piece by piece with the driver's blocking call, each
+  // piece handed to the outbox as that call returns, as a small read is (WaitsInline). Through
+  // non-blocking reads a piece reached the outbox about 90 us after the one before on an H200,
+  // whatever its size (256 KiB pieces: 2.9 GB/s, against 7.5 GB/s for the blocking call):
+  // rgpud learns of each completion from the driver's callback or the watcher, and a 1 MiB
+  // read took 444-460 us at p50 against 137 natively (bench/results/2026-11-27-session20).
+  const bool blocking = (h.flags & proto::kFlagWaiting) && CanWaitInline();
+  // Those pieces land in pinned memory where the session has it for this context
+  // (PinnedStaging): the device copies straight into it, at several times the pageable rate.
+  PinnedStaging* pinned = blocking ? PinnedFor(ctx) : nullptr;
   // One count more than the pieces, given back once all are enqueued: no piece that
   // completes at once can send the reply before the others exist.
   auto read = std::make_shared<ReadPieces>();
@@ -158,23 +170,53 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     const size_t at = i * piece, len = std::min(piece, size - at);
     // The queue is in order: the first piece waits for the command's wait list, the others
     // follow it, and the last one's completion is the command's.
-    // Each piece has a buffer of its own from the pool, back there once sent: a large read
-    // reuses a few warm buffers instead of faulting in one as large as itself.
-    // At most kReadWindowBytes staged: past that the loop waits for the writer to send,
-    // handing over what the device has finished meanwhile (the writer may be waiting for it).
-    // Not while a user event of the session is unset: the read may wait for it, and only this
-    // thread can read the request that sets it; the window is then exceeded instead.
-    if (!read_window_->Take(len, std::chrono::microseconds(0))) {
-      if (!CanWaitInline()) {
-        read_window_->TakeAnyway(len);
-      } else {
-        do chain->HandOverDone();
-        while (!read_window_->Take(len, std::chrono::microseconds(200)));
+    const bool last_piece = i + 1 == pieces;
+    const auto piece_waits = i == 0 ? waits : std::span<BkEvent* const>();
+    // A pinned slot, as the sender frees one (it sends at the socket's pace, a few ms at
+    // most for what the staging holds); ordinary memory if none comes.
+    auto slot = pinned && len <= pinned->size() ? pinned->Take(len, std::chrono::milliseconds(20))
+                                                : std::nullopt;
+    Bytes piece;
+    size_t piece_off = 0;
+    if (slot) {
+      piece = slot->hold;
+      piece_off = slot->offset;
+    } else {
+      // Each piece has a buffer of its own from the pool, back there once sent: a large read
+      // reuses a few warm buffers instead of faulting in one as large as itself.
+      // At most kReadWindowBytes staged: past that the loop waits for the writer to send,
+      // handing over what the device has finished meanwhile (the writer may be waiting for
+      // it). Not while a user event of the session is unset: the read may wait for it, and
+      // only this thread can read the request that sets it; the window is then exceeded.
+      if (!read_window_->Take(len, std::chrono::microseconds(0))) {
+        if (!CanWaitInline()) {
+          read_window_->TakeAnyway(len);
+        } else {
+          do chain->HandOverDone();
+          while (!read_window_->Take(len, std::chrono::microseconds(200)));
+        }
       }
+      piece = read_window_->Hold(server_->buffers().Acquire(len), len);
+      piece->resize(len);
     }
-    Bytes piece = read_window_->Hold(server_->buffers().Acquire(len), len);
-    piece->resize(len);
-    auto ev = bk.Read(queue, mem, offset + at, len, piece, i == 0 ? waits : std::span<BkEvent* const>(), false);
+    if (blocking) {
+      // No event but the command's, on the last piece and only if the client named one.
+      auto ev = bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, nullptr,
+                            piece_waits, true, last_piece && want_event);
+      if (!ev.ok() && i == 0) {
+        outbox_->Unreserve(size);
+        return ev.status();
+      }
+      if (!ev.ok()) {
+        read->left -= pieces - i - 1;
+        read->Done(ev.status().code(), at, nullptr, 0, 0);
+        break;
+      }
+      read->Done(CL_COMPLETE, at, piece, piece_off, len);
+      if (*ev) last = *ev;  // the caller's reference; not retained twice
+      continue;
+    }
+    auto ev = bk.Read(queue, mem, offset + at, len, piece, piece_waits, false);
     if (!ev.ok() && i == 0) {
       // Nothing is on the device: the caller answers the failure (Session::CommandFailed).
       outbox_->Unreserve(size);
@@ -182,7 +224,7 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     }
     if (!ev.ok()) {
       read->left -= pieces - i - 1;  // pieces never enqueued; this one is the Done below
-      read->Done(ev.status().code(), at, nullptr);
+      read->Done(ev.status().code(), at, nullptr, 0, 0);
       break;
     }
     if (last) bk.Release(proto::ObjType::Event, last);
@@ -193,8 +235,26 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
   }
   chain->WatchRest();
   read->enqueued_ns = read->SinceBegun();
-  read->Done(CL_COMPLETE, 0, nullptr);  // the extra count
+  read->Done(CL_COMPLETE, 0, nullptr, 0, 0);  // the extra count
   return last;
+}
+
+PinnedStaging* Session::PinnedFor(BkContext* ctx) {
+  if (!ctx) return nullptr;
+  if (!pinned_asked_) {
+    pinned_asked_ = true;
+    const size_t bytes = server_->options().pinned_staging_bytes;
+    if (bytes > 0 && server_->BeginPinned()) {
+      pinned_ = PinnedStaging::Make(server_->backend(), ctx, bytes);
+      if (pinned_)
+        pinned_counted_ = true;
+      else
+        server_->EndPinned();
+      spdlog::debug("session {}: {} KiB of pinned staging for socket reads{}", id_, bytes >> 10,
+                    pinned_ ? "" : " refused by the device");
+    }
+  }
+  return pinned_ && pinned_->context() == ctx ? pinned_.get() : nullptr;
 }
 
 }  // namespace rgpu::server

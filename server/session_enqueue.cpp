@@ -153,9 +153,14 @@ Status Session::EnqueueReadBuffer(Command& c, Reader& r) {
   if (!mem.ok()) return Fail(c, mem.status());
   // A large read (none that large waits inline) goes out piece by piece as the device reads
   // it (Session::PipelinedRead), from buffers of its own.
-  static_assert(proto::kPiecedFrom > kInlineReadMax);
-  if (c.queue_record->in_order && m.size >= proto::kPiecedFrom)
-    return EndCommand(c, PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits));
+  static_assert(proto::kReadPiecedFrom > kInlineReadMax);
+  if (c.queue_record->in_order && m.size >= proto::kReadPiecedFrom) {
+    auto ctx = Lookup<ContextRecord>(c.queue_record->parent);
+    auto ev = PipelinedRead(*c.frame, c.queue, *mem, m.offset, m.size, c.waits, c.head.event != 0,
+                            ctx.ok() ? (*ctx)->handle : nullptr);
+    if (ev.ok() && !*ev) return Status::Ok();  // waited for, answered, and no event asked
+    return EndCommand(c, ev);
+  }
   return ReadAndAnswer(c, m.size, [&](const Bytes& dst, bool inline_read, bool want_event) {
     return server_->backend().Read(c.queue, *mem, m.offset, m.size, dst, c.waits, inline_read,
                                    want_event);

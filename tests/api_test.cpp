@@ -177,9 +177,10 @@ TEST_F(Api, LargeTransfersRoundTrip) {
 }
 
 TEST_F(Api, PiecedTransfersAtOffsetsAreExact) {
-  // Over the socket, transfers of 8 MiB and more go in pieces whose size follows the
-  // transfer's (proto::PieceBytes): ragged sizes, offsets and sizes either side of the cut,
-  // each read back alone and with everything around it.
+  // Over the socket, writes of 8 MiB and more and reads of 512 KiB and more go in pieces
+  // whose size follows the transfer's (proto::PieceBytes, proto::ReadPieceBytes): ragged
+  // sizes, offsets and sizes either side of each cut, each read back alone and with
+  // everything around it.
   const size_t total = size_t{40} << 20, mib = size_t{1} << 20;
   std::vector<uint8_t> model(total, 0xa5), got;
   cl_mem m = Buffer(total, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, model.data());
@@ -187,9 +188,17 @@ TEST_F(Api, PiecedTransfersAtOffsetsAreExact) {
     size_t offset, size;
     cl_bool blocking;
   };
-  const Case cases[] = {{5, 9 * mib + 3, CL_TRUE},           {mib + 7, 16 * mib, CL_FALSE},
-                        {3, 33 * mib - 1, CL_FALSE},         {0, 8 * mib - 1, CL_TRUE},
-                        {total - 8 * mib, 8 * mib, CL_TRUE}, {2 * mib, 32 * mib + 5, CL_TRUE}};
+  const Case cases[] = {{5, 9 * mib + 3, CL_TRUE},
+                        {mib + 7, 16 * mib, CL_FALSE},
+                        {3, 33 * mib - 1, CL_FALSE},
+                        {0, 8 * mib - 1, CL_TRUE},
+                        {total - 8 * mib, 8 * mib, CL_TRUE},
+                        {2 * mib, 32 * mib + 5, CL_TRUE},
+                        {9, mib / 2, CL_TRUE},
+                        {mib + 1, mib / 2 - 1, CL_FALSE},
+                        {3, mib + 3, CL_FALSE},
+                        {total - 3 * mib - 65537, 3 * mib + 65537, CL_TRUE},
+                        {mib - 5, 4 * mib - 1, CL_TRUE}};
   // Where two equal-sized byte vectors first differ (their size if nowhere).
   auto first_diff = [](const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
     return static_cast<size_t>(std::mismatch(a.begin(), a.end(), b.begin()).first - a.begin());
