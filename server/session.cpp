@@ -9,6 +9,7 @@
 
 #include "proto/info.h"
 #include "proto/messages.h"
+#include "proto/pieces.h"
 #include "proto/stamps.h"
 #include "server/server.h"
 
@@ -572,6 +573,7 @@ void Session::ReleaseAll() {
     }
   }
   staging_.reset();
+  staging_pinned_.reset();
   shared_.reset();  // unmapped once the device commands still using it have completed
 }
 
@@ -650,6 +652,7 @@ Status Session::CreateContext(Reader& r) {
   }
   ContextRecord e;
   e.handle = *ctx;
+  if (first_context_ == 0) first_context_ = id;
   return InsertOwned(id, e);
 }
 
@@ -691,7 +694,17 @@ Result<Bytes> Session::TakeBlob(uint64_t total, Reader& r) {
   const size_t have = staging_ ? staging_->size() : 0;
   Bytes blob;
   if (staged == 0) {
+    // Another thread's blob may be staged meanwhile (its chunks and this request interleave).
     blob = server_->buffers().Acquire(tail_len);
+  } else if (staging_pinned_) {
+    // Staged in pinned memory for a request that does not copy from it in place.
+    if (staged != staging_pinned_have_)
+      return Status::Protocol("request names " + std::to_string(staged) + " staged bytes but " +
+                              std::to_string(staging_pinned_have_) + " were staged");
+    blob = server_->buffers().Acquire(total);
+    blob->resize(staged);
+    std::memcpy(blob->data(), staging_pinned_->data, staged);
+    staging_pinned_.reset();
   } else if (staged == have) {
     blob = std::move(staging_);
     staging_.reset();
@@ -713,18 +726,45 @@ Status Session::ReceivePutData(const FrameHeader& h) {
   if (Status s = proto::ReadFields(in_, &req); !s.ok()) return s;
   const uint64_t total = req.total;
   const size_t n = h.body_len - proto::PutDataRequest::kBytes;
-  const size_t have = staging_ ? staging_->size() : 0;
+  const size_t have = staging_ ? staging_->size() : staging_pinned_ ? staging_pinned_have_ : 0;
   if (total > server_->options().max_staging_bytes || have + n > total)
     return Status::Protocol("staged data exceeds its announced size or the per-session limit");
+  if (have == 0 && total >= proto::kReadPiecedFrom) {
+    // A large blob lands in pinned memory where the session has it (registered with its
+    // first context; a copy to another context's buffer is right, at the pageable rate).
+    PinnedStaging* pinned = pinned_.get();
+    if (!pinned && !pinned_asked_) {
+      auto ctx = Lookup<ContextRecord>(first_context_);
+      if (ctx.ok()) pinned = PinnedFor((*ctx)->handle);
+    }
+    if (pinned && total <= pinned->size())
+      staging_pinned_ = pinned->Take(total, std::chrono::milliseconds(2));
+    staging_pinned_have_ = 0;
+  }
+  if (staging_pinned_) {
+    const size_t at = staging_pinned_have_;
+    staging_pinned_have_ += n;
+    return in_.Read(staging_pinned_->data + at, n);
+  }
   if (!staging_) staging_ = server_->buffers().Acquire(total);
   staging_->resize(have + n);
   return in_.Read(staging_->data() + have, n);
+}
+
+std::optional<PinnedStaging::Slot> Session::TakePinnedBlob(uint64_t total, const Reader& r) {
+  if (!staging_pinned_ || !r.ok() || r.remaining() != 0 || staging_pinned_have_ != total)
+    return std::nullopt;
+  auto slot = std::move(staging_pinned_);
+  staging_pinned_.reset();
+  return slot;
 }
 
 Status Session::CreateBuffer(Reader& r) {
   proto::CreateBufferRequest req;
   if (!proto::CreateBufferRequest::Decode(r, &req))
     return Status::Protocol("malformed CreateBuffer");
+  if (auto pinned = TakePinnedBlob(req.data_size, r); pinned && req.data_size == req.size)
+    return MakeBuffer(req, std::span<const uint8_t>(pinned->data, req.size));
   auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
   if (!(*blob)->empty() && (*blob)->size() != req.size)

@@ -292,6 +292,10 @@ class Session {
   // The bulk blob of `total` bytes a request carries: staged PutData bytes plus the frame's
   // tail (the rest of `r`).
   Result<Bytes> TakeBlob(uint64_t total, proto::Reader& r);
+  // The blob of `total` bytes if all of it was staged in pinned memory (ReceivePutData), for
+  // the requests that copy from it as it lies (WriteBuffer, CreateBuffer); else nullopt, and
+  // TakeBlob takes it (copying it out of pinned memory if it is there).
+  std::optional<PinnedStaging::Slot> TakePinnedBlob(uint64_t total, const proto::Reader& r);
 
   void Reply(const proto::FrameHeader& req, const Status& s, const std::vector<uint8_t>& fields = {});
   void Notify(proto::Op op, uint64_t tag, std::vector<uint8_t> body);
@@ -328,6 +332,11 @@ class Session {
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, ObjectRecord> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
+  // ... or, for a blob of 512 KiB or more once the session has pinned staging, in a slot of
+  // it (the device then copies straight from it): the slot and how much has arrived.
+  std::optional<PinnedStaging::Slot> staging_pinned_;
+  uint64_t staging_pinned_have_ = 0;
+  uint64_t first_context_ = 0;  // the id of the session's first context (pinned staging's)
   std::shared_ptr<SharedRegion> shared_;  // the client's shared bulk region, if attached
   uint64_t shared_bytes_ = 0;             // bytes moved through it (logged at the end)
   size_t unset_user_events_ = 0;     // user events created and not yet set

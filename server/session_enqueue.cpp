@@ -133,6 +133,14 @@ Status Session::ReadAndAnswer(Command& c, uint64_t size, const Read& read) {
 Status Session::EnqueueWriteBuffer(Command& c, Reader& r) {
   proto::WriteBufferRequest m;
   if (!proto::WriteBufferRequest::Decode(r, &m)) return Malformed();
+  if (auto pinned = TakePinnedBlob(m.size, r)) {
+    // The device copies from pinned memory, which stays taken until the copy completes.
+    if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
+    auto mem = BufferOf(m.mem);
+    if (!mem.ok()) return Fail(c, mem.status());
+    return EndCommand(c, server_->backend().WriteFrom(c.queue, *mem, m.offset, m.size, pinned->data,
+                                                      pinned->hold, c.waits));
+  }
   auto blob = TakeBlob(m.size, r);
   if (!blob.ok()) return blob.status();
   if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
