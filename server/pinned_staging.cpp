@@ -34,8 +34,11 @@ PinnedStaging::~PinnedStaging() {
 std::optional<PinnedStaging::Slot> PinnedStaging::Take(size_t len, std::chrono::microseconds wait) {
   if (len == 0 || len > size_) return std::nullopt;
   std::unique_lock lk(mu_);
+  // Nothing taken: start again at the ring's start, so that the whole of it is free.
+  if (taken_.empty()) head_ = tail_ = 0;
   // A slot never wraps: if the ring's end is too short, the slot starts over at its start.
   auto start = [&] {
+    if (taken_.empty()) head_ = tail_ = 0;  // all given back while this waited
     const uint64_t pos = head_ % size_;
     return pos + len > size_ ? head_ + (size_ - pos) : head_;
   };

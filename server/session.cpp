@@ -729,6 +729,10 @@ Status Session::ReceivePutData(const FrameHeader& h) {
   const size_t have = staging_ ? staging_->size() : staging_pinned_ ? staging_pinned_have_ : 0;
   if (total > server_->options().max_staging_bytes || have + n > total)
     return Status::Protocol("staged data exceeds its announced size or the per-session limit");
+  // Every chunk of a blob names the same total (a pinned slot holds the first chunk's).
+  if (have > 0 && total != staging_total_)
+    return Status::Protocol("a staged blob's chunks name different sizes");
+  if (have == 0) staging_total_ = total;
   if (have == 0 && total >= proto::kReadPiecedFrom) {
     // A large blob lands in pinned memory where the session has it (registered with its
     // first context; a copy to another context's buffer is right, at the pageable rate).
@@ -763,8 +767,9 @@ Status Session::CreateBuffer(Reader& r) {
   proto::CreateBufferRequest req;
   if (!proto::CreateBufferRequest::Decode(r, &req))
     return Status::Protocol("malformed CreateBuffer");
-  if (auto pinned = TakePinnedBlob(req.data_size, r); pinned && req.data_size == req.size)
-    return MakeBuffer(req, std::span<const uint8_t>(pinned->data, req.size));
+  if (req.data_size == req.size)
+    if (auto pinned = TakePinnedBlob(req.data_size, r))
+      return MakeBuffer(req, std::span<const uint8_t>(pinned->data, req.size));
   auto blob = TakeBlob(req.data_size, r);
   if (!blob.ok()) return blob.status();
   if (!(*blob)->empty() && (*blob)->size() != req.size)

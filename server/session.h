@@ -336,6 +336,7 @@ class Session {
   // it (the device then copies straight from it): the slot and how much has arrived.
   std::optional<PinnedStaging::Slot> staging_pinned_;
   uint64_t staging_pinned_have_ = 0;
+  uint64_t staging_total_ = 0;  // the staged blob's size, as its first chunk named it
   uint64_t first_context_ = 0;  // the id of the session's first context (pinned staging's)
   std::shared_ptr<SharedRegion> shared_;  // the client's shared bulk region, if attached
   uint64_t shared_bytes_ = 0;             // bytes moved through it (logged at the end)

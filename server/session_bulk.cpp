@@ -174,8 +174,14 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     const auto piece_waits = i == 0 ? waits : std::span<BkEvent* const>();
     // A pinned slot, as the sender frees one (it sends at the socket's pace, a few ms at
     // most for what the staging holds); ordinary memory if none comes.
-    auto slot = pinned && len <= pinned->size() ? pinned->Take(len, std::chrono::milliseconds(20))
-                                                : std::nullopt;
+    // After a miss the rest of the read goes to ordinary memory: what holds the staging may
+    // be a blob only this thread can consume, or a write behind a long kernel. No wait at
+    // all while this session's own blob is staged there.
+    auto slot = pinned && len <= pinned->size()
+                    ? pinned->Take(len, staging_pinned_ ? std::chrono::milliseconds(0)
+                                                        : std::chrono::milliseconds(20))
+                    : std::nullopt;
+    if (!slot) pinned = nullptr;
     Bytes piece;
     size_t piece_off = 0;
     if (slot) {
@@ -201,7 +207,7 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     }
     if (blocking) {
       // No event but the command's, on the last piece and only if the client named one.
-      auto ev = bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, nullptr,
+      auto ev = bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, piece,
                             piece_waits, true, last_piece && want_event);
       if (!ev.ok() && i == 0) {
         outbox_->Unreserve(size);
@@ -210,6 +216,11 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
       if (!ev.ok()) {
         read->left -= pieces - i - 1;
         read->Done(ev.status().code(), at, nullptr, 0, 0);
+        // The reply says how it ended; the client's event must say so too.
+        if (want_event && ctx) {
+          auto failed = bk.FailedEvent(ctx, ev.status().code());
+          if (failed.ok()) last = *failed;
+        }
         break;
       }
       read->Done(CL_COMPLETE, at, piece, piece_off, len);

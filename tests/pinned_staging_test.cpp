@@ -64,6 +64,19 @@ TEST(PinnedStaging, SlotsGoRoundTheRingAndComeBackInAnyOrder) {
   EXPECT_FALSE(st->Take(17 * kKiB, 0us));  // never more than the whole
 }
 
+TEST(PinnedStaging, AllGivenBackTheWholeRingIsFree) {
+  RegisteringBackend bk;
+  auto st = PinnedStaging::Make(bk, kCtx, 16 * kKiB);
+  ASSERT_NE(st, nullptr);
+  st->Take(4 * kKiB, 0us).reset();  // taken and given back: the next slot no longer starts at 0
+  auto whole = st->Take(16 * kKiB, 0us);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->data, static_cast<uint8_t*>(bk.registered_at));
+  whole.reset();
+  st->Take(4 * kKiB, 0us).reset();
+  EXPECT_TRUE(st->Take(13 * kKiB, 0us));
+}
+
 TEST(PinnedStaging, TakeWaitsForTheSenderToGiveBack) {
   RegisteringBackend bk;
   auto st = PinnedStaging::Make(bk, kCtx, 16 * kKiB);

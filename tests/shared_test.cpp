@@ -582,6 +582,26 @@ TEST(SharedHostile, BufferContentsOutsideTheRegionEndTheSession) {
   EXPECT_TRUE(next.Alive());
 }
 
+// The chunks of one staged blob must name one size: a chunk naming a larger one than the
+// first would write past what was taken for it (1 MiB and more land in pinned staging once
+// the session has a context). The session ends; the next one is served.
+TEST(SharedHostile, StagedChunksNamingAnotherSizeEndTheSession) {
+  RAW_OR_SKIP(raw);
+  raw.Send(proto::Op::CreateContext, 0, proto::EncodeBody(proto::CreateContextRequest{1, {0}}));
+  auto chunk = [](uint64_t total, size_t n, uint8_t fill) {
+    std::vector<uint8_t> body = proto::EncodeBody(proto::PutDataRequest{total});
+    body.resize(body.size() + n, fill);
+    return body;
+  };
+  const size_t mib = size_t{1} << 20;
+  raw.Send(proto::Op::PutData, 0, chunk(mib, mib, 0x11));
+  raw.Send(proto::Op::PutData, 0, chunk(64 * mib, mib, 0x22));
+  EXPECT_FALSE(raw.Alive());
+  Raw next;
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next.Alive());
+}
+
 // A shared CreateBuffer in a context that does not exist fails as the application's error (the
 // session goes on), and its granules are given back.
 TEST(SharedHostile, AFailedSharedCreateGivesItsGranulesBack) {
