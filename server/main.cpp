@@ -188,19 +188,22 @@ int main(int argc, char** argv) try {
       ->capture_default_str();
   // Polling costs a core per polling session; worth it for long where cores are plenty: a
   // session's thread asleep on an idle core of a GPU host took 65-130 us to see a request
-  // after a 50 ms pause (H200 host, deep C-states), which a polling one sees at once. A
-  // latency-critical tenant's requests may come seconds apart, so its sessions poll longer.
+  // after a 50 ms pause (H200 host, deep C-states), which a polling one sees at once, and a
+  // request 2 s after the last one took 156 us longer at p50 than natively through a session
+  // polling 1 s (52 us with a 3 s poll; H100, bench/results/2026-11-27-session20/call7).
+  // Requests seconds apart are common (an interactive user, a health check), so every
+  // session polls 10 s by default; the slots (--max-pollers) bound what that costs.
   // On a small machine a short poll still catches the next request of a client that waits
   // for each answer (it comes a few microseconds after the answer), which spares a wake-up of
   // the session's thread (tens of microseconds in a VM) at a bounded cost per request.
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   const bool many = cpus >= 8;
-  double poll_us = many ? 1e6 : 30, lc_poll_us = -1;
+  double poll_us = many ? 1e7 : 30, lc_poll_us = -1;
   opt.max_pollers = static_cast<int>(std::max(1u, cpus / 4));
   app.add_option("--poll-us", poll_us,
                  "After each request, a session polls its socket this long (busy) before it "
                  "sleeps, so that a request that comes within this long is seen at once, with "
-                 "no wake-up of a sleeping thread (0: never; default 1000000 with 8 CPUs or "
+                 "no wake-up of a sleeping thread (0: never; default 10000000 with 8 CPUs or "
                  "more, else 30).");
   app.add_option("--lc-poll-us", lc_poll_us,
                  "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "

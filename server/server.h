@@ -65,9 +65,9 @@ struct ServerOptions {
   // sleeps in recv(): waking a sleeping thread costs far more than a round trip at the tail
   // on idle or virtual CPUs. At most max_pollers sessions poll at once, of which at most
   // half best-effort ones, so best-effort sessions never take the slots latency-critical ones
-  // need. Defaults (main.cpp): with 8 CPUs or more 1 s, and 10 s for latency-critical
-  // tenants (whose requests may come seconds apart); below, 30 us, where a polling thread
-  // would take a core the device's own threads need.
+  // need. Defaults (main.cpp): with 8 CPUs or more 10 s for every tenant (requests may come
+  // seconds apart); below, 30 us, where a polling thread would take a core the device's own
+  // threads need.
   std::chrono::microseconds poll{0};
   std::chrono::microseconds lc_poll{0};
   int max_pollers = 0;
