@@ -27,8 +27,11 @@ PinnedStaging::PinnedStaging(Backend& bk, BkContext* ctx, size_t bytes)
     spdlog::debug("pinned staging refused by the device: {}", m.status().message());
 }
 
-PinnedStaging::~PinnedStaging() {
+PinnedStaging::~PinnedStaging() { Unregister(); }
+
+void PinnedStaging::Unregister() {
   if (registered_) bk_.Release(proto::ObjType::Mem, registered_);
+  registered_ = nullptr;
 }
 
 std::optional<PinnedStaging::Slot> PinnedStaging::Take(size_t len, std::chrono::microseconds wait) {

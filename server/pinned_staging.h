@@ -49,6 +49,12 @@ class PinnedStaging : public std::enable_shared_from_this<PinnedStaging> {
   // back; nullopt if none came free by then.
   std::optional<Slot> Take(size_t len, std::chrono::microseconds wait);
 
+  // Ends the registration now, once no device command copies to or from the memory any more
+  // (the session's queues have drained). The memory itself lives on while a slot is held, but
+  // nothing touches the backend after this: a slot may be let go as late as the backend's own
+  // teardown (a completion callback's last reference), when calling it would be too late.
+  void Unregister();
+
  private:
   PinnedStaging(Backend& bk, BkContext* ctx, size_t bytes);
   void Give(uint64_t at);

@@ -557,6 +557,10 @@ void Session::ReleaseAll() {
     server_->backend().Release(ObjType::Queue, q);
   }
   exec_queues_.clear();
+  // Nothing copies to or from pinned staging any more: its registration goes now, while the
+  // backend is sure to be there (a write's completion may hold a slot until much later).
+  if (pinned_) pinned_->Unregister();
+  if (shared_) shared_->Unregister();
   for (auto& c : checkpoints_) server_->backend().Release(ObjType::Event, c.event);
   checkpoints_.clear();
   completed_ = issued_;

@@ -49,8 +49,13 @@ Result<uint8_t*> MapSealedMemfd(int fd, uint64_t size, const std::string& what, 
 }
 
 SharedRegion::~SharedRegion() {
-  if (registered_ && registered_->mem) backend_->Release(proto::ObjType::Mem, registered_->mem);
+  Unregister();
   munmap(base_, size_);
+}
+
+void SharedRegion::Unregister() {
+  if (registered_ && registered_->mem) backend_->Release(proto::ObjType::Mem, registered_->mem);
+  if (registered_) registered_->mem = nullptr;
 }
 
 bool SharedRegion::Register(Backend& bk, BkContext* ctx) {

@@ -50,6 +50,10 @@ class SharedRegion {
   // False for any other context, or if the backend refused (the copies stay pageable).
   // The session's reader thread only.
   bool Register(Backend& bk, BkContext* ctx);
+  // Ends the registration now, once no device command copies to or from the region (the
+  // session's queues have drained): the mapping may outlive the session in a completion's
+  // last reference, as late as the backend's own teardown, and must not call it then.
+  void Unregister();
 
  private:
   SharedRegion(uint8_t* base, uint64_t size) : base_(base), size_(size) {}

@@ -114,6 +114,21 @@ TEST(PinnedStaging, RegistrationLastsUntilTheLastSlotGoes) {
   EXPECT_EQ(bk.held.load(), 0);
 }
 
+TEST(PinnedStaging, UnregisteredNothingCallsTheBackendAgain) {
+  RegisteringBackend bk;
+  auto st = PinnedStaging::Make(bk, kCtx, 16 * kKiB);
+  ASSERT_NE(st, nullptr);
+  auto s = st->Take(kKiB, 0us);
+  ASSERT_TRUE(s);
+  Bytes kept = s->hold;
+  s.reset();
+  st->Unregister();  // the session's queues have drained
+  EXPECT_EQ(bk.held.load(), 0);
+  st.reset();
+  kept.reset();  // as late as the backend's teardown: no second release
+  EXPECT_EQ(bk.held.load(), 0);
+}
+
 TEST(PinnedStaging, NoneWhereTheDeviceRefuses) {
   RegisteringBackend bk;
   bk.refuse = true;
