@@ -225,7 +225,7 @@ void Session::RequestTrace::Log(uint64_t session) const {
 Session::~Session() {
   outbox_->Close();
   if (writer_.joinable()) writer_.join();
-  pinned_.reset();  // its registration goes once the last staged piece is let go
+  pinned_.reset();  // unregistered in ReleaseAll; its memory goes with the last slot held
   if (pinned_counted_) server_->EndPinned();
 }
 

@@ -205,29 +205,11 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
       piece = read_window_->Hold(server_->buffers().Acquire(len), len);
       piece->resize(len);
     }
-    if (blocking) {
-      // No event but the command's, on the last piece and only if the client named one.
-      auto ev = bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, piece,
-                            piece_waits, true, last_piece && want_event);
-      if (!ev.ok() && i == 0) {
-        outbox_->Unreserve(size);
-        return ev.status();
-      }
-      if (!ev.ok()) {
-        read->left -= pieces - i - 1;
-        read->Done(ev.status().code(), at, nullptr, 0, 0);
-        // The reply says how it ended; the client's event must say so too.
-        if (want_event && ctx) {
-          auto failed = bk.FailedEvent(ctx, ev.status().code());
-          if (failed.ok()) last = *failed;
-        }
-        break;
-      }
-      read->Done(CL_COMPLETE, at, piece, piece_off, len);
-      if (*ev) last = *ev;  // the caller's reference; not retained twice
-      continue;
-    }
-    auto ev = bk.Read(queue, mem, offset + at, len, piece, piece_waits, false);
+    // Waited for: the driver's blocking call, no event but the command's (on the last piece,
+    // and only if the client named one). Else enqueued, handed over as it completes.
+    auto ev = blocking ? bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, piece,
+                                     piece_waits, true, last_piece && want_event)
+                       : bk.Read(queue, mem, offset + at, len, piece, piece_waits, false);
     if (!ev.ok() && i == 0) {
       // Nothing is on the device: the caller answers the failure (Session::CommandFailed).
       outbox_->Unreserve(size);
@@ -236,7 +218,18 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     if (!ev.ok()) {
       read->left -= pieces - i - 1;  // pieces never enqueued; this one is the Done below
       read->Done(ev.status().code(), at, nullptr, 0, 0);
+      // The reply says how it ended; a waited read's client event must say so too (the
+      // non-blocking path's is the last piece enqueued).
+      if (blocking && want_event && ctx) {
+        auto failed = bk.FailedEvent(ctx, ev.status().code());
+        if (failed.ok()) last = *failed;
+      }
       break;
+    }
+    if (blocking) {
+      read->Done(CL_COMPLETE, at, piece, piece_off, len);
+      if (*ev) last = *ev;  // the caller's reference; not retained twice
+      continue;
     }
     if (last) bk.Release(proto::ObjType::Event, last);
     last = *ev;
