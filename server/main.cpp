@@ -142,6 +142,13 @@ int main(int argc, char** argv) try {
                  "for at most this many).")
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
+  app.add_option("--lc-drain-us", opt.sched.drain_slices_us,
+                 "fair: a latency-critical launch in a context group waits, at most this long, "
+                 "for the short best-effort slices of its context on the device to end before "
+                 "it goes to the device (launched beside them it ran up to 1.7x longer; 0: no "
+                 "wait).")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   app.add_option("--lc-run-us", opt.sched.lc_run_us,
                  "fair: preemptible runs hold about this much device time while a "
                  "latency-critical tenant is active (never less than a wave).")
@@ -211,6 +218,13 @@ int main(int argc, char** argv) try {
   app.add_option("--max-pollers", opt.max_pollers,
                  "Sessions polling at once, at most (default: a quarter of the CPUs); "
                  "best-effort sessions take at most half of these slots.")
+      ->capture_default_str();
+  opt.sched.spin_feed = many;
+  app.add_option("--spin-feed", opt.sched.spin_feed,
+                 "fair: while best-effort slices or runs are on the device beside an active "
+                 "latency-critical tenant, the dispatcher and the completion watcher spin (up to "
+                 "two cores) so that the next slice follows the last at once (1 on, 0 off; "
+                 "default on with 8 CPUs or more).")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;

@@ -141,6 +141,15 @@ using Bytes = std::shared_ptr<ByteVec>;
 using WaitList = std::span<BkEvent* const>;
 using CompletionFn = std::function<void(int32_t exec_status)>;
 
+// How soon a completion must be seen (Backend::OnComplete).
+enum class Urgency : uint8_t {
+  kNormal,  // looks back off to every 200 us while nothing completes
+  kUrgent,  // the scheduler's own commands, whose end the device idles waiting for: every
+            // few microseconds
+  kSpin,    // the same beside an active latency-critical tenant (SchedulerOptions::spin_feed):
+            // looked at without pausing while it is watched
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -262,10 +271,9 @@ class Backend {
   virtual Result<BkEvent*> FailedEvent(BkContext* ctx, int32_t code) = 0;
   // The command's execution status now (CL_QUEUED..CL_COMPLETE, or negative), without waiting.
   virtual int32_t EventStatus(BkEvent* e) = 0;
-  // Calls `fn` once when `e` completes or fails (possibly at once, on this thread).
-  // `urgent`: the scheduler's own commands, whose completion the device is idle waiting for;
-  // they are looked at every few microseconds instead of backing off.
-  virtual void OnComplete(BkEvent* e, CompletionFn fn, bool urgent = false) = 0;
+  // Calls `fn` once when `e` completes or fails (possibly at once, on this thread), as soon
+  // as `urgency` asks (Urgency).
+  virtual void OnComplete(BkEvent* e, CompletionFn fn, Urgency urgency = Urgency::kNormal) = 0;
 
   virtual void Retain(proto::ObjType type, void* handle) = 0;
   virtual void Release(proto::ObjType type, void* handle) = 0;

@@ -23,6 +23,12 @@
 namespace rgpu::server {
 namespace {
 
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 template <typename T, typename H>
 T* Wrap(H h) {
   return reinterpret_cast<T*>(h);
@@ -60,6 +66,8 @@ class CompletionWatcher {
   // Longest pause between sweeps while an urgent event (a held launch's run or slice, which
   // the device waits on before the dispatcher can feed it more) is watched.
   static constexpr int kUrgentPauseUs = 10;
+  // Between sweeps while a spinning event (Urgency::kSpin) is watched.
+  static constexpr int kSpinPauseUs = 2;
   CompletionWatcher() : thread_([this] { Loop(); }) {}
   ~CompletionWatcher() {
     {
@@ -69,11 +77,11 @@ class CompletionWatcher {
     cv_.notify_all();
     thread_.join();
   }
-  void Watch(cl_event e, CompletionFn fn, bool urgent) {
+  void Watch(cl_event e, CompletionFn fn, Urgency urgency) {
     clRetainEvent(e);
     {
       std::lock_guard lk(mu_);
-      incoming_.push_back({e, std::move(fn), urgent});
+      incoming_.push_back({e, std::move(fn), urgency});
     }
     cv_.notify_one();
   }
@@ -82,7 +90,7 @@ class CompletionWatcher {
   struct Watched {
     cl_event event;
     CompletionFn fn;
-    bool urgent = false;
+    Urgency urgency = Urgency::kNormal;
   };
   void Loop() {
     // Short sleeps between sweeps: ask for fine timer slack so they stay short.
@@ -100,8 +108,9 @@ class CompletionWatcher {
         for (auto& w : incoming_) watching.push_back(std::move(w));
         incoming_.clear();
       }
-      bool any_done = false, any_urgent = false;
-      for (const Watched& w : watching) any_urgent |= w.urgent;
+      bool any_done = false;
+      Urgency most = Urgency::kNormal;
+      for (const Watched& w : watching) most = std::max(most, w.urgency);
       for (size_t i = 0; i < watching.size();) {
         cl_int st = CL_OUT_OF_RESOURCES;
         if (clGetEventInfo(watching[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
@@ -119,7 +128,17 @@ class CompletionWatcher {
         any_done = true;
       }
       if (any_done) pause_us = 5;
-      else pause_us = std::min(any_urgent ? kUrgentPauseUs : 200, pause_us + pause_us / 8 + 1);
+      else
+        pause_us =
+            std::min(most >= Urgency::kUrgent ? kUrgentPauseUs : 200, pause_us + pause_us / 8 + 1);
+      if (!watching.empty() && !any_done && most == Urgency::kSpin) {
+        // A sleep of a few microseconds lasts tens in a VM: spin, briefly pausing between
+        // sweeps so that status queries do not crowd the driver's locks.
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinPauseUs);
+        while (std::chrono::steady_clock::now() < until) CpuRelax();
+        continue;
+      }
       if (!watching.empty() && !any_done) {
         std::unique_lock lk(mu_);
         cv_.wait_for(lk, std::chrono::microseconds(pause_us), [&] { return stop_ || !incoming_.empty(); });
@@ -847,10 +866,9 @@ class OpenCLBackend final : public Backend {
     return st;
   }
 
-  void OnComplete(BkEvent* e, CompletionFn fn, bool urgent = false) override {
-    watcher_.Watch(E(e), std::move(fn), urgent);
+  void OnComplete(BkEvent* e, CompletionFn fn, Urgency urgency = Urgency::kNormal) override {
+    watcher_.Watch(E(e), std::move(fn), urgency);
   }
-
 
   void Retain(proto::ObjType type, void* h) override {
     using T = proto::ObjType;

@@ -40,19 +40,24 @@ void LcTrace::Kernel(bool latency_critical, const ProfilingTimes& t) {
   }
 }
 
-void LcTrace::Host(float lock_us, float stop_us, float launch_us) {
+void LcTrace::Host(float lock_us, float stop_us, float drain_us, float launch_us) {
   if (lock_us_.size() >= kMaxSamples) return;
   lock_us_.push_back(lock_us);
   stop_us_.push_back(stop_us);
+  drain_us_.push_back(drain_us);
   launch_us_.push_back(launch_us);
 }
 
 void LcTrace::Summarise(const std::string& why) {
   if (lc_.empty()) return;
-  spdlog::info("lc trace ({}): host us p50/p90/p99/max: scheduler lock {} stop flags {} launch {}", why,
-               Percentiles(lock_us_), Percentiles(stop_us_), Percentiles(launch_us_));
+  spdlog::info(
+      "lc trace ({}): host us p50/p90/p99/max: scheduler lock {} stop flags {} slices drained {} "
+      "launch {}",
+      why, Percentiles(lock_us_), Percentiles(stop_us_), Percentiles(drain_us_),
+      Percentiles(launch_us_));
   lock_us_.clear();
   stop_us_.clear();
+  drain_us_.clear();
   launch_us_.clear();
   std::vector<std::pair<uint64_t, uint64_t>> be(be_.begin(), be_.end());
   std::sort(be.begin(), be.end());

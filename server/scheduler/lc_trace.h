@@ -30,8 +30,9 @@ class LcTrace {
   // Not thread-safe: the scheduler calls it under its own lock.
   void Kernel(bool latency_critical, const ProfilingTimes& t);
   // Host time of one latency-critical Submit: waiting for the scheduler's lock, writing the
-  // stop flags, and the launch itself (microseconds).
-  void Host(float lock_us, float stop_us, float launch_us);
+  // stop flags, from there to the launch (waiting for slices of its context: DrainSlices),
+  // and the launch itself (microseconds).
+  void Host(float lock_us, float stop_us, float drain_us, float launch_us);
   // Logs the figures since the last summary and starts over; nothing if no LC kernel ran.
   void Summarise(const std::string& why);
 
@@ -39,7 +40,7 @@ class LcTrace {
   // Kept as reported and matched at Summarise: a BE kernel's times arrive when its run's
   // read completes, which can be after the LC kernel that followed it reported.
   std::vector<ProfilingTimes> lc_;
-  std::vector<float> lock_us_, stop_us_, launch_us_;
+  std::vector<float> lock_us_, stop_us_, drain_us_, launch_us_;
   std::deque<std::pair<uint64_t, uint64_t>> be_;  // (end, start), the latest ones
 };
 

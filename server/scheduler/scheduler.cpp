@@ -15,6 +15,15 @@ namespace {
 // A tenant counts as active for this long after its last launch, so that a tenant issuing
 // short kernels at a steady rate is seen as present between them.
 constexpr auto kActiveWindow = std::chrono::milliseconds(200);
+// SchedulerOptions::spin_feed: the dispatcher spins at most this long at a time before it
+// looks at its timers again.
+constexpr auto kFeedSpin = std::chrono::milliseconds(2);
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 // Slices on the device at once from held launches: two keep it busy while the dispatcher
 // reacts; one while a latency-critical tenant is active, so it waits behind one slice at most.
 constexpr int kHeldDepth = 2;
@@ -138,6 +147,8 @@ struct Scheduler::Held {
   // Nothing more of it is dispatched until they end.
   int detached = 0;
   bool overran = false;  // its pieces overran their turn (counted in Scheduler::overran_)
+  // How its next slice's or run's end is watched (set by DispatchOne for the dispatch it makes).
+  Urgency watch = Urgency::kUrgent;
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
@@ -157,10 +168,10 @@ Scheduler::~Scheduler() {
     std::lock_guard lk(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  Wake();
   dispatcher_.join();
   for (auto& d : direct_) backend_->Release(proto::ObjType::Event, d.event);
-  for (BkEvent* e : slice_events_) backend_->Release(proto::ObjType::Event, e);
+  for (const auto& s : slice_events_) backend_->Release(proto::ObjType::Event, s.event);
   for (auto& [key, st] : tenants_)
     spdlog::info(
         "tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
@@ -215,6 +226,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
   req.tenant_key = TenantKey(req);
   size_t slices = 0;
   bool hold = false;
+  bool drain = false;
   const bool traced = lc_trace_ != nullptr;
   const auto entered = traced ? Clock::now() : Clock::time_point{};
   {
@@ -230,6 +242,9 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // in a context group, where the LC kernel could start beside that work: stopping it
       // after the launch instead left the LC p99 as it was or worse, docs/scheduling.md.)
       StopRuns(std::nullopt);
+      drain = !long_idle && MayDrain(req.context);
+      // No best-effort work goes on the device while it waits for them.
+      if (drain) lc_requests_++;
       if (traced) {
         req.trace_entered = entered;
         req.trace_locked = locked;
@@ -273,9 +288,57 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       }
     }
   }
+  if (drain) {
+    DrainSlices(req.context);
+    auto r = Direct(req, true);  // on the device now (or failed): it holds the others back
+    std::lock_guard lk(mu_);
+    lc_requests_--;
+    Wake();
+    return r;
+  }
   if (hold) return Hold(req);
   if (slices > 1) return SplitInPlace(req, slices);
   return Direct(req, true);
+}
+
+bool Scheduler::IsShortSlice(const SliceOnDevice& s) const {
+  return s.expected_ns > 0 && s.expected_ns <= 2000.0 * options_.lc_slice_us;
+}
+
+bool Scheduler::MayDrain(const BkContext* context) const {
+  if (options_.drain_slices_us <= 0) return false;
+  if (launching_ && launching_->context == context && IsShortSlice(*launching_)) return true;
+  return std::any_of(slice_events_.begin(), slice_events_.end(), [&](const SliceOnDevice& s) {
+    return s.context == context && IsShortSlice(s);
+  });
+}
+
+void Scheduler::DrainSlices(const BkContext* context) {
+  // Spins: the slices end within tens of microseconds, sooner than a sleeping thread wakes.
+  const auto until = Clock::now() + std::chrono::nanoseconds(
+                                        static_cast<int64_t>(options_.drain_slices_us * 1000));
+  std::vector<BkEvent*> slices;
+  for (;;) {
+    {
+      std::lock_guard lk(mu_);
+      // A slice the dispatcher is putting on the device right now (it decided before this
+      // request began) is waited for too, once it has its event.
+      if (!launching_ || launching_->context != context || !IsShortSlice(*launching_)) {
+        for (const auto& s : slice_events_)
+          if (s.context == context && IsShortSlice(s)) {
+            backend_->Retain(proto::ObjType::Event, s.event);
+            slices.push_back(s.event);
+          }
+        break;
+      }
+    }
+    if (Clock::now() >= until) break;
+    CpuRelax();
+  }
+  for (BkEvent* e : slices) {
+    while (backend_->EventStatus(e) > CL_COMPLETE && Clock::now() < until) CpuRelax();
+    backend_->Release(proto::ObjType::Event, e);
+  }
 }
 
 Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const CostKey& ck) {
@@ -318,7 +381,7 @@ void Scheduler::WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64
     Completed(seq, key, t.ok() ? &*t : nullptr);
     auto it = tenants_.find(key);
     if (it != tenants_.end()) it->second.in_flight--;
-    cv_.notify_all();
+    Wake();
   });
 }
 
@@ -341,6 +404,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     std::lock_guard lk(mu_);
     lc_trace_->Host(us(req.trace_locked - req.trace_entered).count(),
                     us(req.trace_stopped - req.trace_locked).count(),
+                    us(launching - req.trace_stopped).count(),
                     us(Clock::now() - launching).count());
   }
   const std::string& key = req.tenant_key;
@@ -361,8 +425,8 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
       // Slices the device really has not finished (the watcher may not have seen the end of
       // one yet): a status query each, cheap.
       int running = 0;
-      for (BkEvent* e : slice_events_)
-        if (backend_->EventStatus(e) > CL_COMPLETE) ++running;
+      for (const auto& s : slice_events_)
+        if (backend_->EventStatus(s.event) > CL_COMPLETE) ++running;
       if (running > 0) {
         st.usage.behind_slices++;
         spdlog::trace("fair: latency-critical launch behind {} slices", running);
@@ -410,7 +474,7 @@ void Scheduler::Harvest() {
       Completed(d.seq, d.tenant, t.ok() ? &*t : nullptr);
     }
     backend_->Release(proto::ObjType::Event, d.event);
-    cv_.notify_all();
+    Wake();
   }
 }
 
@@ -478,7 +542,7 @@ Result<BkEvent*> Scheduler::LaunchSlice(LaunchRequest& req, const slicer::SliceP
       it->second.usage.slices++;
       it->second.in_flight--;
     }
-    cv_.notify_all();
+    Wake();
   });
   return *ev;
 }
@@ -562,9 +626,9 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
         std::lock_guard lk(mu_);
         h->ready = true;
         if (status < 0) h->status = status;
-        cv_.notify_all();
+        Wake();
       },
-      /*urgent=*/true);
+      Urgency::kUrgent);
   backend_->Release(proto::ObjType::Event, *start);
   return LaunchResult{*done, h->times};
 }
@@ -730,9 +794,21 @@ void Scheduler::DispatchLoop() {
       auto until = now + std::chrono::milliseconds(20);
       if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
       wake_at_ = {};
-      // A duration, not a time point: the scheduler's clock may be a test's (Scheduler's
-      // constructor), and the wait itself is always in real time.
-      cv_.wait_for(lk, until - now);
+      if (options_.spin_feed && (!slice_events_.empty() || !runs_.empty()) && LcActive(now)) {
+        // Held work is on the device beside an active latency-critical tenant: its slices are
+        // short, and the device idles from one's end until the next is launched. A sleeping
+        // dispatcher takes a thread wake-up to learn of that end (SchedulerOptions::spin_feed).
+        const uint64_t seen = wakes_.load(std::memory_order_acquire);
+        const auto spin_end = Clock::now() + std::min<Clock::duration>(until - now, kFeedSpin);
+        lk.unlock();
+        while (wakes_.load(std::memory_order_acquire) == seen && Clock::now() < spin_end)
+          CpuRelax();
+        lk.lock();
+      } else {
+        // A duration, not a time point: the scheduler's clock may be a test's (Scheduler's
+        // constructor), and the wait itself is always in real time.
+        cv_.wait_for(lk, until - now);
+      }
     }
     if (!direct_.empty()) {
       lk.unlock();
@@ -773,6 +849,18 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
                                           static_cast<int64_t>(options_.lc_whole_guard_us * 1000));
   if (lc.active && now < whole_end) lc.whole_until = whole_end;
   return lc;
+}
+
+bool Scheduler::LcActive(Clock::time_point now) const {
+  for (const auto& [key, st] : tenants_)
+    if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow)
+      return true;
+  return false;
+}
+
+void Scheduler::Wake() {
+  wakes_.fetch_add(1, std::memory_order_release);
+  cv_.notify_all();
 }
 
 bool Scheduler::LcActiveIn(const BkContext* context, Clock::time_point now) const {
@@ -897,14 +985,22 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   const uint64_t seq = ledger_.Submit();
   progress_at_ = now;
   if (h->preemptible) runs_.push_back(h);
+  double expected_ns = 0;
+  if (h->sliceable)
+    if (auto c = cost_ns_.find(h->req.sched_kernel); c != cost_ns_.end())
+      expected_ns = c->second * static_cast<double>(count);
+  h->watch = beside_lc && options_.spin_feed ? Urgency::kSpin : Urgency::kUrgent;
+  if (!h->preemptible) launching_ = SliceOnDevice{nullptr, h->req.context, expected_ns};
   lk.unlock();
   if (h->preemptible) DispatchRun(h, seq, fresh_run, run);
-  else DispatchSlices(h, first, count, seq);
+  else
+    DispatchSlices(h, first, count, seq, expected_ns);
   lk.lock();
   return true;
 }
 
-void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq) {
+void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq,
+                               double expected_ns) {
   std::vector<KernelArgValue> args = h->req.args;
   NDRange range = h->req.range;
   if (h->sliceable) {
@@ -920,6 +1016,10 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
   }
   auto ev = backend_->Launch(h->req.exec_queue, h->req.sched_kernel, args, range, {});
   if (!ev.ok()) {
+    {
+      std::lock_guard g(mu_);
+      launching_.reset();
+    }
     spdlog::debug("held launch failed: {}", ev.status().message());
     SliceDone(h, count, seq, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
     return;
@@ -928,10 +1028,12 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
   {
     std::lock_guard g(mu_);
     backend_->Retain(proto::ObjType::Event, *ev);
-    slice_events_.push_back(*ev);
+    slice_events_.push_back({*ev, h->req.context, expected_ns});
+    launching_.reset();
   }
   backend_->OnComplete(
-      *ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); }, /*urgent=*/true);
+      *ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); },
+      h->watch);
   backend_->Release(proto::ObjType::Event, *ev);
 }
 
@@ -1029,8 +1131,9 @@ void Scheduler::DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, R
     return fail(read.status());
   }
   backend_->Flush(h->req.exec_queue);
-  backend_->OnComplete(*read, [this, h, seq, size, k = *kernel](int32_t st) { RunDone(h, seq, size, k, st); },
-                       /*urgent=*/true);
+  backend_->OnComplete(
+      *read, [this, h, seq, size, k = *kernel](int32_t st) { RunDone(h, seq, size, k, st); },
+      h->watch);
   backend_->Release(proto::ObjType::Event, *read);
 }
 
@@ -1112,7 +1215,7 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
   }
   h.in_flight--;
   progress_at_ = Now();
-  cv_.notify_all();
+  Wake();
 }
 
 void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, int32_t status, BkEvent* ev) {
@@ -1127,7 +1230,8 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
   }
   std::lock_guard lk(mu_);
   if (ev) {
-    auto it = std::find(slice_events_.begin(), slice_events_.end(), ev);
+    auto it = std::find_if(slice_events_.begin(), slice_events_.end(),
+                           [ev](const SliceOnDevice& s) { return s.event == ev; });
     if (it != slice_events_.end()) {
       slice_events_.erase(it);
       backend_->Release(proto::ObjType::Event, ev);
@@ -1157,7 +1261,7 @@ void Scheduler::Finish(Held& h, int32_t status) {
     if (a.kind == KernelArgValue::Kind::Sampler) backend_->Release(proto::ObjType::Sampler, a.sampler);
   }
   std::lock_guard lk(mu_);
-  cv_.notify_all();
+  Wake();
 }
 
 void Scheduler::CancelSession(uint64_t session_id) {
@@ -1170,7 +1274,7 @@ void Scheduler::CancelSession(uint64_t session_id) {
       }
   StopRuns(session_id);  // its run on the device ends at its next work-group
   if (lc_trace_) lc_trace_->Summarise("session " + std::to_string(session_id) + " ended");
-  cv_.notify_all();
+  Wake();
   // Wait until the dispatcher has dropped every launch of the session.
   cv_.wait(lk, [&] {
     for (auto& [key, st] : tenants_)
@@ -1226,7 +1330,7 @@ void Scheduler::LatencyCriticalRequest(bool begin) {
   }
   lc_requests_--;
   lc_served_ = Now();
-  cv_.notify_all();
+  Wake();
 }
 
 std::vector<SchedUsage> Scheduler::Usage() {

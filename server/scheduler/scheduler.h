@@ -111,6 +111,21 @@ struct SchedulerOptions {
   // time-slice, and the LC tenant never caught up: p99 38-278x native beside 15 ms
   // launches, 20-36x with this guard (H100, docs/scheduling.md "Session 14").
   double lc_whole_guard_us = 1000.0;
+  // fair: while held best-effort work is on the device beside an active latency-critical
+  // tenant, the dispatcher spins (a core) instead of sleeping until a slice or run ends, and
+  // the backend's completion watcher sweeps without pausing (Backend::SpinUrgent): the next
+  // slice goes on the device within microseconds of the last one's end, where a sleeping
+  // thread's wake-up left the device idle for tens to hundreds of microseconds per slice on
+  // a GPU host's VM. rgpud turns it on with 8 CPUs or more (--spin-feed).
+  bool spin_feed = false;
+  // fair: a latency-critical launch in a context where best-effort slices are on the device
+  // (a context group) waits for the short ones (expected to last at most twice lc_slice_us)
+  // to end, at most this long, before it goes to the device. Launched beside them, its
+  // work-groups were dealt out to compute units unevenly around theirs: a 365 us kernel ran
+  // 620 us at the median beside memory-bound slices of 30-55 us, against 367 us launched
+  // once they had ended (H200, natively in one context; docs/scheduling.md "Session 21").
+  // 0: no wait. Separate contexts never wait here: the device switches between them anyway.
+  double drain_slices_us = 1000.0;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -270,6 +285,10 @@ class Scheduler {
   TenantState* PickTenant(const LcState& lc, Clock::time_point now);
   // Whether an active latency-critical tenant's last launch was in `context` (requires mu_).
   bool LcActiveIn(const BkContext* context, Clock::time_point now) const;
+  // Whether any latency-critical tenant is active (requires mu_).
+  bool LcActive(Clock::time_point now) const;
+  // Wakes the dispatcher: a notify, and a count that a spinning dispatcher watches.
+  void Wake();
   // Whether the launch at the head of a tenant's queue can put work on the device now.
   static bool Dispatchable(const Held& h);
   // Whether a tenant other than the one on the device has dispatchable held work.
@@ -294,7 +313,15 @@ class Scheduler {
   RunSize RunGroups(const Held& h, uint64_t first, bool beside_lc);
   // `fresh`: no other run of `h` is on the device, so the control words are (re)written.
   void DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, RunSize size);
-  void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
+  void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq,
+                      double expected_ns);
+  // A latency-critical launch in a context where short best-effort slices are on the device
+  // waits for them to end (SchedulerOptions::drain_slices_us): whether there are any
+  // (requires mu_; a slice being launched counts), and the wait.
+  struct SliceOnDevice;
+  bool IsShortSlice(const SliceOnDevice& s) const;
+  bool MayDrain(const BkContext* context) const;
+  void DrainSlices(const BkContext* context);
   void RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkEvent* kernel_event, int32_t status);
   // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
   // (`pieces` fine slices or work-groups; 0 measures nothing), the launch's profiling span.
@@ -365,7 +392,16 @@ class Scheduler {
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
   // charged for the overlap).
   TenantState* on_device_ = nullptr;    // GUARDED_BY(mu_)
-  std::vector<BkEvent*> slice_events_;  // GUARDED_BY(mu_): held slices dispatched, one reference each
+  // Held slices dispatched (one reference each): their context, and how long they were
+  // expected to run (measured cost; 0 when unknown).
+  struct SliceOnDevice {
+    BkEvent* event;
+    BkContext* context;
+    double expected_ns;
+  };
+  std::vector<SliceOnDevice> slice_events_;  // GUARDED_BY(mu_)
+  // The slice the dispatcher is launching now (its event is null until it is in slice_events_).
+  std::optional<SliceOnDevice> launching_;  // GUARDED_BY(mu_)
   // Held launches whose work overran its turn and is still on the device (ReleaseOverrun).
   int overran_ = 0;  // GUARDED_BY(mu_)
   // When held work last went on the device or came off it (ReleaseOverrun).
@@ -412,6 +448,7 @@ class Scheduler {
   std::deque<DirectLaunch> direct_;                 // GUARDED_BY(mu_)
   std::mutex harvest_mu_;                           // held by the one thread in Harvest
   bool stop_ = false;                               // GUARDED_BY(mu_)
+  std::atomic<uint64_t> wakes_{0};                  // Wake() calls so far
   std::thread dispatcher_;
 };
 

@@ -625,7 +625,7 @@ int32_t FakeBackend::EventStatus(BkEvent* ev) {
   return e->status;
 }
 
-void FakeBackend::OnComplete(BkEvent* ev, CompletionFn fn, bool /*urgent*/) {
+void FakeBackend::OnComplete(BkEvent* ev, CompletionFn fn, server::Urgency /*urgency*/) {
   Object* e = O(ev, ObjType::Event);
   int32_t status;
   {

@@ -193,7 +193,8 @@ class FakeBackend : public server::Backend {
   Status SetUserEventStatus(server::BkEvent* e, int32_t status) override;
   Result<server::BkEvent*> FailedEvent(server::BkContext* ctx, int32_t code) override;
   int32_t EventStatus(server::BkEvent* e) override;
-  void OnComplete(server::BkEvent* e, server::CompletionFn fn, bool urgent = false) override;
+  void OnComplete(server::BkEvent* e, server::CompletionFn fn,
+                  server::Urgency urgency = server::Urgency::kNormal) override;
   void Retain(proto::ObjType type, void* handle) override;
   void Release(proto::ObjType type, void* handle) override;
 
