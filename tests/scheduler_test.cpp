@@ -794,17 +794,30 @@ INSTANTIATE_TEST_SUITE_P(Depths, SliceDepthTest,
 // context on the device to end, and only then goes to the device: launched beside them, its
 // work-groups were dealt out unevenly around theirs and it ran 1.7x its time alone (H200,
 // docs/scheduling.md "Session 21"). In a context of its own it goes at once (the device
-// switches contexts anyway). No best-effort slice goes on the device while it waits.
-class DrainTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+// switches contexts anyway), and so does a kernel shorter than the slices (it would wait
+// longer than it gains). No best-effort slice goes on the device while it waits.
+struct DrainCase {
+  bool group;    // the LC tenant shares the BE tenant's context
+  bool long_lc;  // its kernel lasts 1 ms (else 1 us) against two slices of 50 us
+};
+
+std::ostream& operator<<(std::ostream& os, const DrainCase& c) {
+  return os << (c.group ? "one context" : "two contexts") << ", " << (c.long_lc ? "1 ms" : "1 us")
+            << " kernel";
+}
+
+class DrainTest : public SchedulerTest, public ::testing::WithParamInterface<DrainCase> {};
 
 TEST_P(DrainTest, LatencyCriticalLaunchWaitsForShortSlicesOfItsContext) {
-  const bool group = GetParam();
+  const DrainCase c = GetParam();
+  const bool group = c.group, waits = c.group && c.long_lc;
   SchedulerOptions o;
   o.drain_slices_us = 10e6;  // the simulated clock decides, not the limit
   Start(o, 4 * 64);
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
   auto& b = AddTenant("b", 1.0, Priority::BestEffort, group ? lc.ctx : nullptr);
-  dev_.SetGroupCost("b", 5);             // tiny work-groups: slices, once measured
+  dev_.SetGroupCost("lc", c.long_lc ? 250'000 : 250);  // 4 work-groups: 1 ms or 1 us
+  dev_.SetGroupCost("b", 5);                           // tiny work-groups: slices, once measured
   constexpr uint64_t kGroups = 1 << 19;  // 2.6 ms of device time
   Launch(lc, 4);
   dev_.RunUntilIdle();
@@ -825,8 +838,8 @@ TEST_P(DrainTest, LatencyCriticalLaunchWaitsForShortSlicesOfItsContext) {
     launched = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(launched.load(), !group)
-      << (group ? "went beside its context's slices" : "waited for another context's slices");
+  EXPECT_EQ(launched.load(), !waits)
+      << (waits ? "went beside its context's slices" : "waited for slices");
   const size_t b_queued = LaunchesOf(b).size();
   dev_.RunUntilIdle();
   request.join();
@@ -835,19 +848,21 @@ TEST_P(DrainTest, LatencyCriticalLaunchWaitsForShortSlicesOfItsContext) {
   const LaunchRecord& req = lcs.back();
   uint64_t last_end = 0;
   for (size_t i = b_before; i < b_queued; ++i) last_end = std::max(last_end, bs[i].end_ns);
-  if (group) {
+  if (waits) {
     EXPECT_GE(req.start_ns, last_end) << "started before the slices of its context ended";
     for (size_t i = b_queued; i < bs.size(); ++i)
       EXPECT_GE(bs[i].start_ns, req.end_ns) << "a slice went on while it waited or ran";
   } else {
-    EXPECT_LT(req.start_ns, last_end) << "waited for slices of another context";
+    EXPECT_LT(req.start_ns, last_end) << "waited for slices";
   }
   uint64_t groups = 0;
   for (size_t i = b_before; i < bs.size(); ++i) groups += bs[i].groups;
   EXPECT_EQ(groups, kGroups) << "the slices cover the launch";
 }
 
-INSTANTIATE_TEST_SUITE_P(GroupOrNot, DrainTest, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(Cases, DrainTest,
+                         ::testing::Values(DrainCase{false, true}, DrainCase{true, true},
+                                           DrainCase{true, false}));
 
 // After a latency-critical request was served, best-effort work that can be cut or stopped
 // resumes after --lc-guard-us (50 us), and so does a launch that runs whole in a context of

@@ -242,7 +242,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // in a context group, where the LC kernel could start beside that work: stopping it
       // after the launch instead left the LC p99 as it was or worse, docs/scheduling.md.)
       StopRuns(std::nullopt);
-      drain = !long_idle && MayDrain(req.context);
+      drain = !long_idle && MayDrain(req.context, MeasuredCost(req));
       // No best-effort work goes on the device while it waits for them.
       if (drain) lc_requests_++;
       if (traced) {
@@ -305,12 +305,27 @@ bool Scheduler::IsShortSlice(const SliceOnDevice& s) const {
   return s.expected_ns > 0 && s.expected_ns <= 2000.0 * options_.lc_slice_us;
 }
 
-bool Scheduler::MayDrain(const BkContext* context) const {
+double Scheduler::MeasuredCost(const LaunchRequest& req) const {
+  size_t items = 1;
+  for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
+  auto k = launch_cost_.find(req.kernel);
+  if (k == launch_cost_.end()) return 0;
+  auto c = k->second.find(items);
+  return c != k->second.end() && c->second.measured ? c->second.ns : 0;
+}
+
+bool Scheduler::MayDrain(const BkContext* context, double lc_ns) const {
   if (options_.drain_slices_us <= 0) return false;
-  if (launching_ && launching_->context == context && IsShortSlice(*launching_)) return true;
-  return std::any_of(slice_events_.begin(), slice_events_.end(), [&](const SliceOnDevice& s) {
-    return s.context == context && IsShortSlice(s);
-  });
+  double slices_ns = 0;
+  if (launching_ && launching_->context == context && IsShortSlice(*launching_))
+    slices_ns += launching_->expected_ns;
+  for (const auto& s : slice_events_)
+    if (s.context == context && IsShortSlice(s)) slices_ns += s.expected_ns;
+  // Beside the slices the kernel runs up to 1.7x its length; waiting costs what is left of
+  // them. A kernel shorter than the slices gains less than it waits (a 50 us kernel beside
+  // two slices of 50 us: its p99 1.46-1.67x native with no wait, 1.87-1.94x with one; H200,
+  // docs/scheduling.md "Session 21"). An unmeasured kernel waits.
+  return slices_ns > 0 && (lc_ns <= 0 || lc_ns >= slices_ns);
 }
 
 void Scheduler::DrainSlices(const BkContext* context) {

@@ -320,7 +320,9 @@ class Scheduler {
   // (requires mu_; a slice being launched counts), and the wait.
   struct SliceOnDevice;
   bool IsShortSlice(const SliceOnDevice& s) const;
-  bool MayDrain(const BkContext* context) const;
+  bool MayDrain(const BkContext* context, double lc_ns) const;
+  // The launch's measured device ns (its kernel at its size), 0 when not measured (requires mu_).
+  double MeasuredCost(const LaunchRequest& req) const;
   void DrainSlices(const BkContext* context);
   void RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkEvent* kernel_event, int32_t status);
   // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
