@@ -99,6 +99,9 @@ class CompletionWatcher {
     // Sweeps come every few microseconds after something happened, backing off to 200 us
     // while nothing completes (a command waiting on a user event may wait for minutes).
     int pause_us = 5;
+    // While a spinning event is watched, the sweeps between two of the usual cadence look at
+    // the spinning events only: the others (a client's waits, possibly many) keep theirs.
+    std::chrono::steady_clock::time_point next_full{};
     for (;;) {
       {
         std::unique_lock lk(mu_);
@@ -111,7 +114,12 @@ class CompletionWatcher {
       bool any_done = false;
       Urgency most = Urgency::kNormal;
       for (const Watched& w : watching) most = std::max(most, w.urgency);
+      const bool full = most != Urgency::kSpin || std::chrono::steady_clock::now() >= next_full;
       for (size_t i = 0; i < watching.size();) {
+        if (!full && watching[i].urgency != Urgency::kSpin) {
+          ++i;
+          continue;
+        }
         cl_int st = CL_OUT_OF_RESOURCES;
         if (clGetEventInfo(watching[i].event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st,
                            nullptr) != CL_SUCCESS)
@@ -131,6 +139,7 @@ class CompletionWatcher {
       else
         pause_us =
             std::min(most >= Urgency::kUrgent ? kUrgentPauseUs : 200, pause_us + pause_us / 8 + 1);
+      if (full) next_full = std::chrono::steady_clock::now() + std::chrono::microseconds(pause_us);
       if (!watching.empty() && !any_done && most == Urgency::kSpin) {
         // A sleep of a few microseconds lasts tens in a VM: spin, briefly pausing between
         // sweeps so that status queries do not crowd the driver's locks.
