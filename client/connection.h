@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "client/shared_region.h"
+#include "proto/cpu_relax.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 
@@ -48,9 +49,7 @@ bool SpinBriefly(Ready ready) {
       if (spent > limit) return false;
       if (spent > std::chrono::microseconds(20)) std::this_thread::yield();
     }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    proto::CpuRelax();
   }
 }
 

@@ -1,5 +1,7 @@
 #include "proto/transport.h"
 
+#include "proto/cpu_relax.h"
+
 #include <algorithm>
 
 #include <arpa/inet.h>
@@ -421,9 +423,7 @@ bool BufferedReader::Spin(std::chrono::microseconds limit, const std::function<b
   for (unsigned i = 0;; ++i) {
     if (s_->Readable(!ring || (i & 15) == 15)) return true;  // bytes, or an error/hang-up
     if ((i & 15) == 15 && (Clock::now() > deadline || (keep_going && !keep_going()))) return false;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    CpuRelax();
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "proto/cpu_relax.h"
 #include "proto/info.h"
 #include "proto/messages.h"
 #include "server/backend/backend.h"
@@ -23,11 +24,7 @@
 namespace rgpu::server {
 namespace {
 
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
+using proto::CpuRelax;
 
 template <typename T, typename H>
 T* Wrap(H h) {

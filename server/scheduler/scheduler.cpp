@@ -9,6 +9,8 @@
 #include <cstring>
 #include <random>
 
+#include "proto/cpu_relax.h"
+
 namespace rgpu::server {
 namespace {
 
@@ -19,11 +21,7 @@ constexpr auto kActiveWindow = std::chrono::milliseconds(200);
 // looks at its timers again.
 constexpr auto kFeedSpin = std::chrono::milliseconds(2);
 
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
+using proto::CpuRelax;
 // Slices on the device at once from held launches: two keep it busy while the dispatcher
 // reacts; one while a latency-critical tenant is active, so it waits behind one slice at most.
 constexpr int kHeldDepth = 2;
@@ -242,7 +240,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // in a context group, where the LC kernel could start beside that work: stopping it
       // after the launch instead left the LC p99 as it was or worse, docs/scheduling.md.)
       StopRuns(std::nullopt);
-      drain = !long_idle && MayDrain(req.context, MeasuredCost(req));
+      drain = !long_idle && MayDrain(req);
       // No best-effort work goes on the device while it waits for them.
       if (drain) lc_requests_++;
       if (traced) {
@@ -301,31 +299,28 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
   return Direct(req, true);
 }
 
-bool Scheduler::IsShortSlice(const SliceOnDevice& s) const {
-  return s.expected_ns > 0 && s.expected_ns <= 2000.0 * options_.lc_slice_us;
+bool Scheduler::Drainable(const SliceOnDevice& s, const BkContext* context) const {
+  return s.context == context && s.expected_ns > 0 &&
+         s.expected_ns <= 2000.0 * options_.lc_slice_us;
 }
 
-double Scheduler::MeasuredCost(const LaunchRequest& req) const {
-  size_t items = 1;
-  for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
-  auto k = launch_cost_.find(req.kernel);
-  if (k == launch_cost_.end()) return 0;
-  auto c = k->second.find(items);
-  return c != k->second.end() && c->second.measured ? c->second.ns : 0;
-}
-
-bool Scheduler::MayDrain(const BkContext* context, double lc_ns) const {
+bool Scheduler::MayDrain(const LaunchRequest& req) const {
   if (options_.drain_slices_us <= 0) return false;
   double slices_ns = 0;
-  if (launching_ && launching_->context == context && IsShortSlice(*launching_))
-    slices_ns += launching_->expected_ns;
+  if (launching_ && Drainable(*launching_, req.context)) slices_ns += launching_->expected_ns;
   for (const auto& s : slice_events_)
-    if (s.context == context && IsShortSlice(s)) slices_ns += s.expected_ns;
+    if (Drainable(s, req.context)) slices_ns += s.expected_ns;
+  if (slices_ns == 0) return false;
   // Beside the slices the kernel runs up to 1.7x its length; waiting costs what is left of
   // them. A kernel shorter than the slices gains less than it waits (a 50 us kernel beside
   // two slices of 50 us: its p99 1.46-1.67x native with no wait, 1.87-1.94x with one; H200,
   // docs/scheduling.md "Session 21"). An unmeasured kernel waits.
-  return slices_ns > 0 && (lc_ns <= 0 || lc_ns >= slices_ns);
+  size_t items = 1;
+  for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
+  auto k = launch_cost_.find(req.kernel);
+  if (k == launch_cost_.end()) return true;
+  auto c = k->second.find(items);
+  return c == k->second.end() || !c->second.measured || c->second.ns >= slices_ns;
 }
 
 void Scheduler::DrainSlices(const BkContext* context) {
@@ -338,9 +333,9 @@ void Scheduler::DrainSlices(const BkContext* context) {
       std::lock_guard lk(mu_);
       // A slice the dispatcher is putting on the device right now (it decided before this
       // request began) is waited for too, once it has its event.
-      if (!launching_ || launching_->context != context || !IsShortSlice(*launching_)) {
+      if (!launching_ || !Drainable(*launching_, context)) {
         for (const auto& s : slice_events_)
-          if (s.context == context && IsShortSlice(s)) {
+          if (Drainable(s, context)) {
             backend_->Retain(proto::ObjType::Event, s.event);
             slices.push_back(s.event);
           }
@@ -809,7 +804,8 @@ void Scheduler::DispatchLoop() {
       auto until = now + std::chrono::milliseconds(20);
       if (wake_at_ != Clock::time_point{} && wake_at_ < until) until = wake_at_;
       wake_at_ = {};
-      if (options_.spin_feed && (!slice_events_.empty() || !runs_.empty()) && LcActive(now)) {
+      if (options_.spin_feed && (!slice_events_.empty() || !runs_.empty()) &&
+          LcActiveIn(nullptr, now)) {
         // Held work is on the device beside an active latency-critical tenant: its slices are
         // short, and the device idles from one's end until the next is launched. A sleeping
         // dispatcher takes a thread wake-up to learn of that end (SchedulerOptions::spin_feed).
@@ -866,13 +862,6 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
   return lc;
 }
 
-bool Scheduler::LcActive(Clock::time_point now) const {
-  for (const auto& [key, st] : tenants_)
-    if (st.priority == Priority::LatencyCritical && now - st.last_submit < kActiveWindow)
-      return true;
-  return false;
-}
-
 void Scheduler::Wake() {
   wakes_.fetch_add(1, std::memory_order_release);
   cv_.notify_all();
@@ -880,7 +869,7 @@ void Scheduler::Wake() {
 
 bool Scheduler::LcActiveIn(const BkContext* context, Clock::time_point now) const {
   for (const auto& [key, st] : tenants_)
-    if (st.priority == Priority::LatencyCritical && st.context == context &&
+    if (st.priority == Priority::LatencyCritical && (!context || st.context == context) &&
         now - st.last_submit < kActiveWindow)
       return true;
   return false;
@@ -1000,22 +989,23 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   const uint64_t seq = ledger_.Submit();
   progress_at_ = now;
   if (h->preemptible) runs_.push_back(h);
-  double expected_ns = 0;
-  if (h->sliceable)
-    if (auto c = cost_ns_.find(h->req.sched_kernel); c != cost_ns_.end())
-      expected_ns = c->second * static_cast<double>(count);
   h->watch = beside_lc && options_.spin_feed ? Urgency::kSpin : Urgency::kUrgent;
-  if (!h->preemptible) launching_ = SliceOnDevice{nullptr, h->req.context, expected_ns};
+  if (!h->preemptible) {
+    // What it is expected to cost (a sliced launch's measured cost per fine piece; 0 unknown).
+    auto c = cost_ns_.find(h->req.sched_kernel);
+    const double expected_ns =
+        h->sliceable && c != cost_ns_.end() ? c->second * static_cast<double>(count) : 0;
+    launching_ = SliceOnDevice{nullptr, h->req.context, expected_ns};
+  }
   lk.unlock();
   if (h->preemptible) DispatchRun(h, seq, fresh_run, run);
   else
-    DispatchSlices(h, first, count, seq, expected_ns);
+    DispatchSlices(h, first, count, seq);
   lk.lock();
   return true;
 }
 
-void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq,
-                               double expected_ns) {
+void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq) {
   std::vector<KernelArgValue> args = h->req.args;
   NDRange range = h->req.range;
   if (h->sliceable) {
@@ -1043,7 +1033,9 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
   {
     std::lock_guard g(mu_);
     backend_->Retain(proto::ObjType::Event, *ev);
-    slice_events_.push_back({*ev, h->req.context, expected_ns});
+    // DispatchOne described it as launching_; now it has its event.
+    launching_->event = *ev;
+    slice_events_.push_back(*launching_);
     launching_.reset();
   }
   backend_->OnComplete(

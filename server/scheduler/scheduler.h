@@ -113,7 +113,7 @@ struct SchedulerOptions {
   double lc_whole_guard_us = 1000.0;
   // fair: while held best-effort work is on the device beside an active latency-critical
   // tenant, the dispatcher spins (a core) instead of sleeping until a slice or run ends, and
-  // the backend's completion watcher sweeps without pausing (Backend::SpinUrgent): the next
+  // the backend's completion watcher sweeps without pausing (Urgency::kSpin): the next
   // slice goes on the device within microseconds of the last one's end, where a sleeping
   // thread's wake-up left the device idle for tens to hundreds of microseconds per slice on
   // a GPU host's VM. rgpud turns it on with 8 CPUs or more (--spin-feed).
@@ -283,10 +283,9 @@ class Scheduler {
   };
   LcState LatencyCriticalState(Clock::time_point now);
   TenantState* PickTenant(const LcState& lc, Clock::time_point now);
-  // Whether an active latency-critical tenant's last launch was in `context` (requires mu_).
+  // Whether an active latency-critical tenant's last launch was in `context`, or with null,
+  // whether any latency-critical tenant is active (requires mu_).
   bool LcActiveIn(const BkContext* context, Clock::time_point now) const;
-  // Whether any latency-critical tenant is active (requires mu_).
-  bool LcActive(Clock::time_point now) const;
   // Wakes the dispatcher: a notify, and a count that a spinning dispatcher watches.
   void Wake();
   // Whether the launch at the head of a tenant's queue can put work on the device now.
@@ -313,16 +312,13 @@ class Scheduler {
   RunSize RunGroups(const Held& h, uint64_t first, bool beside_lc);
   // `fresh`: no other run of `h` is on the device, so the control words are (re)written.
   void DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, RunSize size);
-  void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq,
-                      double expected_ns);
+  void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
   // A latency-critical launch in a context where short best-effort slices are on the device
-  // waits for them to end (SchedulerOptions::drain_slices_us): whether there are any
-  // (requires mu_; a slice being launched counts), and the wait.
+  // waits for them to end (SchedulerOptions::drain_slices_us): whether a slice is one to wait
+  // for, whether this launch waits (requires mu_; a slice being launched counts), and the wait.
   struct SliceOnDevice;
-  bool IsShortSlice(const SliceOnDevice& s) const;
-  bool MayDrain(const BkContext* context, double lc_ns) const;
-  // The launch's measured device ns (its kernel at its size), 0 when not measured (requires mu_).
-  double MeasuredCost(const LaunchRequest& req) const;
+  bool Drainable(const SliceOnDevice& s, const BkContext* context) const;
+  bool MayDrain(const LaunchRequest& req) const;
   void DrainSlices(const BkContext* context);
   void RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkEvent* kernel_event, int32_t status);
   // A slice or run of `h` is off the device (requires mu_): its measured cost per piece
