@@ -226,6 +226,11 @@ int main(int argc, char** argv) try {
                  "two cores) so that the next slice follows the last at once (1 on, 0 off; "
                  "default on with 8 CPUs or more).")
       ->capture_default_str();
+  app.add_option("--chain-held", opt.sched.chain_held,
+                 "fair: a held launch directly behind another held launch on an in-order queue "
+                 "goes on the device behind that one's last slice, without waiting for the "
+                 "driver to report it complete (1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -681,6 +682,8 @@ Status Session::CreateQueue(Reader& r) {
   e.parent = ctx_id;
   e.device = dev;
   e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  static std::atomic<uint64_t> next_serial{1};
+  e.serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   Status s = InsertOwned(id, e);
   if (s.ok()) server_->CountQueue(dev, +1);
   return s;

@@ -153,9 +153,10 @@ class Session {
   struct Command {
     const proto::FrameHeader* frame = nullptr;
     proto::CommandHeader head;
-    QueueRecord* queue_record = nullptr;  // set by ResolveCommand, as are the two below
+    QueueRecord* queue_record = nullptr;  // set by ResolveCommand, as are the three below
     BkQueue* queue = nullptr;
     std::vector<BkEvent*> waits;
+    uint64_t number = 0;  // its place on the queue (QueueRecord::commands)
   };
   // The handler of a buffer, image or kernel command; null for any other op.
   using CommandHandler = Status (Session::*)(Command&, proto::Reader&);

@@ -80,6 +80,7 @@ Status Session::ResolveCommand(Command& c) {
   if (!q.ok()) return q.status();
   c.queue_record = *q;
   c.queue = (*q)->handle;
+  c.number = ++(*q)->commands;
   auto waits = ResolveWaits(c.head.waits);
   if (!waits.ok()) return waits.status();
   c.waits = std::move(*waits);
@@ -421,6 +422,8 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.tenant = tenant();
   req.queue = c.queue;
   req.queue_in_order = c.queue_record->in_order;
+  req.queue_serial = c.queue_record->serial;
+  req.queue_command = c.number;
   req.kernel = ke.handle;
   // Room for the two hidden arguments a rewritten kernel takes (Scheduler::Direct), so that
   // appending them does not copy every argument again.

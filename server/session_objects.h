@@ -33,6 +33,11 @@ struct ContextRecord : RecordOf<proto::ObjType::Context, BkContext> {};
 struct QueueRecord : RecordOf<proto::ObjType::Queue, BkQueue> {
   int device = -1;
   bool in_order = true;
+  // Unique in rgpud (never reused), and the number of commands enqueued on it so far: the
+  // scheduler tells from them that one held launch directly follows another
+  // (LaunchRequest::queue_serial).
+  uint64_t serial = 0;
+  uint64_t commands = 0;
 };
 
 // Buffers, sub-buffers and images.

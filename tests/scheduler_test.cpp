@@ -34,6 +34,7 @@ struct TenantSetup {
   BkKernel *kernel = nullptr, *sched_kernel = nullptr;
   BkMem* arg = nullptr;
   slicer::KernelInfo info;
+  uint64_t commands = 0;  // enqueued on `app` so far, as the session counts them
 };
 
 class SchedulerTest : public ::testing::Test {
@@ -104,6 +105,8 @@ class SchedulerTest : public ::testing::Test {
     req.tenant = &t.tenant;
     req.context = t.ctx;
     req.queue = t.app;
+    req.queue_serial = t.session;  // one application queue per tenant here
+    req.queue_command = ++t.commands;
     req.exec_queue = t.exec;
     req.ctl_queue = t.ctl;
     req.kernel = t.kernel;
@@ -906,6 +909,141 @@ TEST_F(SchedulerTest, WholeLaunchesBesideLatencyCriticalWorkInItsContextWaitLong
   ASSERT_FALSE(LaunchesOf(b).empty());
   EXPECT_GE(LaunchesOf(b)[0].start_ns, 1'000'000u);
 }
+
+// A held launch directly behind another on an in-order queue (nothing enqueued between them)
+// goes on rgpud's queue behind that one's last piece at once, without waiting for the driver
+// to report the first complete through the application's queue; its work still starts only
+// after the first's has ended (rgpud's queue is in order). With a command between them it
+// waits, as every held launch did before. Parameter: whether a command comes between.
+class ChainTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ChainTest, HeldLaunchFollowsTheOneBeforeItOnItsQueue) {
+  const bool between = GetParam();
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 50'000'000);
+  Launch(a, 4);                                    // alone: direct, and it keeps a active
+  auto first = Launch(b, 4, /*sliceable=*/false);  // held (a is active); runs whole
+  if (between) {
+    // The application writes a buffer between the two launches: the second one may read it.
+    auto data = std::make_shared<fake::ByteVec>(16, uint8_t{1});
+    auto w = dev_.Write(b.app, b.arg, 0, data, {});
+    ASSERT_TRUE(w.ok());
+    events_.push_back(*w);
+    b.commands++;
+  }
+  auto second = Launch(b, 4, /*sliceable=*/false);
+  auto both_on = [&](const std::vector<LaunchRecord>& all) {
+    return std::count_if(all.begin(), all.end(),
+                         [](const LaunchRecord& l) { return l.kernel == "b"; }) == 2;
+  };
+  // The simulated clock stands still: the first launch cannot end.
+  if (!between) {
+    EXPECT_TRUE(dev_.WaitFor(both_on)) << "the second launch waited for the first to end";
+    EXPECT_EQ(UsageOf(b).chained, 1u);
+  } else {
+    EXPECT_FALSE(dev_.WaitFor(both_on, 300))
+        << "the second launch went on before the command enqueued before it";
+    EXPECT_EQ(UsageOf(b).chained, 0u);
+  }
+  EXPECT_GT(dev_.EventStatus(first.event), CL_COMPLETE);
+  dev_.RunUntilIdle();
+  auto runs = LaunchesOf(b);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].queue, b.exec);
+  EXPECT_EQ(runs[1].queue, b.exec);
+  EXPECT_GE(runs[1].start_ns, runs[0].end_ns) << "the second launch ran beside the first";
+  EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+}
+
+// Sliced launches: the next launch's first slice fills the place the last one's first slice
+// left on the device, while its second is still running.
+TEST_F(SchedulerTest, SlicesOfTheNextLaunchFollowTheLastSliceOfThePreviousOne) {
+  SchedulerOptions o;
+  o.force_slices = 2;  // every launch held, in two slices
+  Start(o);
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("b", 1'000'000);
+  auto first = Launch(b, 8);
+  Launch(b, 8);
+  ASSERT_TRUE(dev_.WaitFor([](const auto& all) { return all.size() == 2; }));
+  dev_.Step();  // the first slice ends; the second of the first launch is still running
+  ASSERT_TRUE(dev_.WaitFor([](const auto& all) { return all.size() == 3; }))
+      << "the next launch's slice waited for the whole of the one before";
+  auto runs = LaunchesOf(b);
+  EXPECT_FALSE(runs[1].complete);
+  EXPECT_TRUE(runs[2].sliced);
+  EXPECT_GT(dev_.EventStatus(first.event), CL_COMPLETE);
+  dev_.RunUntilIdle();
+  runs = LaunchesOf(b);
+  ASSERT_EQ(runs.size(), 4u);
+  for (size_t i = 1; i < runs.size(); ++i) EXPECT_GE(runs[i].start_ns, runs[i - 1].end_ns);
+  EXPECT_EQ(UsageOf(b).chained, 1u);
+}
+
+// A tenant whose launches were held while another was active launches directly again once it
+// is alone, though one of its held launches is still running: behind it on the application's
+// queue, which keeps their order.
+TEST_F(SchedulerTest, TenantAloneAgainLaunchesDirectlyBehindItsHeldWork) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("b", 400'000'000);  // 4 groups: 1.6 s on the device
+  Launch(a, 4);                         // alone: direct
+  dev_.RunUntilIdle(dev_.NowNs() + 1'000'000);
+  auto held = Launch(b, 4);  // a is active: held
+  ASSERT_TRUE(dev_.WaitFor([](const auto& all) {
+    return std::any_of(all.begin(), all.end(), [](auto& l) { return l.kernel == "b"; });
+  }));
+  EXPECT_EQ(LaunchesOf(b).front().queue, b.exec);
+  dev_.Advance(300'000'000);  // past the active window of a's last launch; b's still runs
+  EXPECT_GT(dev_.EventStatus(held.event), CL_COMPLETE);
+  Launch(b, 4);
+  auto runs = LaunchesOf(b);
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs.back().queue, b.app) << "held, though b is alone";
+  dev_.RunUntilIdle();
+  runs = LaunchesOf(b);
+  ASSERT_GE(runs.size(), 2u);
+  EXPECT_EQ(runs.back().queue, b.app);
+  uint64_t held_end = 0;
+  for (auto& r : runs)
+    if (r.queue == b.exec) held_end = std::max(held_end, r.end_ns);
+  EXPECT_GE(runs.back().start_ns, held_end) << "the direct launch overtook the held one";
+}
+
+// Behind a preemptible run nothing follows before the run has ended: a stop may still cut it
+// short, and what is left of it must run before the launch behind it.
+TEST_F(SchedulerTest, NothingFollowsARunBeforeItEnds) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 50'000'000);
+  dev_.SetGroupCost("b", 1'000'000);
+  Launch(a, 4);               // alone: direct, and it keeps a active
+  auto first = Launch(b, 4);  // held: a preemptible run
+  auto second = Launch(b, 4);
+  EXPECT_FALSE(dev_.WaitFor(
+      [](const auto& all) {
+        return std::count_if(all.begin(), all.end(), [](auto& l) { return l.kernel == "b"; }) == 2;
+      },
+      300))
+      << "the second launch went on the device behind a run that could still be stopped";
+  dev_.RunUntilIdle();
+  auto runs = LaunchesOf(b);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[0].run);
+  EXPECT_GE(runs[1].start_ns, runs[0].end_ns);
+  EXPECT_EQ(UsageOf(b).chained, 0u);
+  EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+}
+
+INSTANTIATE_TEST_SUITE_P(Between, ChainTest, ::testing::Bool(), [](const auto& info) {
+  return info.param ? "CommandBetween" : "Adjacent";
+});
 
 // One tenant alone: charged within 5% of what the device ran, under every policy, with and
 // without events (event-less launches are charged their kernel's measured cost).

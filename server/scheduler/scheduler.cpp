@@ -147,6 +147,20 @@ struct Scheduler::Held {
   bool overran = false;  // its pieces overran their turn (counted in Scheduler::overran_)
   // How its next slice's or run's end is watched (set by DispatchOne for the dispatch it makes).
   Urgency watch = Urgency::kUrgent;
+  // The held launch directly before it on the same in-order application queue
+  // (SchedulerOptions::chain_held): once everything of that one is on the device, this one's
+  // pieces may follow on rgpud's queue without waiting for `ready`. Reset when that one leaves
+  // the tenant's queue, so that a stream of launches does not keep every earlier one alive.
+  std::shared_ptr<Held> behind;
+  // Everything of it is on the device (or done) and nothing failed: a launch behind it may go
+  // there too. Never for preemptible runs: a stop leaves work that goes on later, before
+  // anything behind it. (Tried: the next launch's first run queued behind a run of everything
+  // left, taking that run's stop word by a copy on the device so that it claimed nothing if
+  // the run was stopped. Beside an LC tenant, 0.2 ms launches gained nothing under fair and
+  // their LC p99 rose, H100, bench/results/2026-11-28-session22/call5.)
+  bool AllOut() const {
+    return !preemptible && next >= total && status >= 0 && !cancelled && detached == 0;
+  }
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
@@ -173,10 +187,11 @@ Scheduler::~Scheduler() {
   for (auto& [key, st] : tenants_)
     spdlog::info(
         "tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
-        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn",
+        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
+        "{} chained",
         key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
         st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices,
-        st.usage.overruns);
+        st.usage.overruns, st.usage.chained);
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -262,9 +277,16 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     } else if (options_.policy == Policy::Fair) {
       const bool others = OthersActive(st, now);
       // Latency-critical launches never wait in rgpud, and a tenant alone on the device
-      // launches directly: holding costs a round of the dispatcher per slice.
+      // launches directly: holding costs a round of the dispatcher per slice. Also a tenant
+      // that still has held launches: a direct launch on an in-order queue waits behind them
+      // there (their events are that queue's markers), and on another queue nothing orders
+      // the two anyway. Holding it for as long as any of its launches were held kept a tenant
+      // that had once shared the device held for good under a closed loop (a launch always
+      // held when the next came): a best-effort tenant alone in a context group, started
+      // within kActiveWindow of a latency-critical one, ran at 0.52 of its native rate
+      // (H100, bench/results/2026-11-28-session22/call3).
       hold = options_.force_slices > 0 || options_.force_runs ||
-             (st.priority != Priority::LatencyCritical && (others || !st.queue.empty()));
+             (st.priority != Priority::LatencyCritical && others);
       // The fair clock of the tenants sharing the device: the least virtual time among
       // them, never going back.
       bool any = false;
@@ -591,6 +613,9 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
 }
 
 Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
+  // Whether it may follow the held launch before it on its queue (SchedulerOptions::chain_held).
+  const bool chainable =
+      options_.chain_held && req.queue_in_order && req.waits.empty() && req.queue_serial != 0;
   auto gate = backend_->CreateUserEvent(req.context);
   if (!gate.ok()) return gate.status();
   // What the launch waits for: its wait list and, in an in-order queue, everything before it.
@@ -625,6 +650,15 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(h->req);
     if (!h->sliceable && !h->preemptible) st.usage.unsliceable++;
+    if (chainable) {
+      // Directly behind a held launch of the same queue: nothing else was enqueued between
+      // them, so what it waits for is that launch alone, and rgpud's queue keeps their order.
+      auto& last = last_held_[h->req.queue_serial];
+      auto prev = last.lock();
+      if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command)
+        h->behind = std::move(prev);
+      last = h;
+    }
     st.queue.push_back(h);
     cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
     group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
@@ -740,13 +774,26 @@ void Scheduler::StopRuns(std::optional<uint64_t> session) {
   }
 }
 
+std::shared_ptr<Scheduler::Held> Scheduler::Candidate(const TenantState& st) {
+  for (size_t i = 0; i < st.queue.size(); ++i) {
+    const auto& h = st.queue[i];
+    if (i > 0 && h->behind != st.queue[i - 1]) return nullptr;
+    if (!h->AllOut()) return h;
+  }
+  return nullptr;
+}
+
 bool Scheduler::Dispatchable(const Held& h) {
-  return h.ready && !h.cancelled && h.next < h.total && h.detached == 0;
+  return (h.ready || (h.behind && h.behind->AllOut())) && !h.cancelled && h.next < h.total &&
+         h.detached == 0;
 }
 
 bool Scheduler::OthersWaiting() const {
-  for (const auto& [key, st] : tenants_)
-    if (&st != on_device_ && !st.queue.empty() && Dispatchable(*st.queue.front())) return true;
+  for (const auto& [key, st] : tenants_) {
+    if (&st == on_device_) continue;
+    const auto h = Candidate(st);
+    if (h && Dispatchable(*h)) return true;
+  }
   return false;
 }
 
@@ -773,19 +820,23 @@ bool Scheduler::ReleaseOverrun(Clock::time_point now) {
     if (wake_at_ == Clock::time_point{} || due < wake_at_) wake_at_ = due;
     return false;
   }
-  // Only the head of a tenant's queue is ever dispatched, so everything of the tenant on the
-  // device is that launch's.
-  auto& h = *on_device_->queue.front();
-  overran_kernels_.insert(h.req.sched_kernel);
-  StopRuns(h.req.session_id);  // a run past its quantum has had one; a stop costs nothing
+  // What of the tenant is on the device belongs to the head of its queue and the launches
+  // chained behind it (Held::behind): each of them stops counting as the device's.
+  const Held& head = *on_device_->queue.front();
+  StopRuns(head.req.session_id);  // a run past its quantum has had one; a stop costs nothing
   spdlog::info(
       "fair: tenant {}'s work on the device made no progress for {:.1f} ms; the next tenant "
       "runs beside it",
-      h.tenant, std::chrono::duration<double, std::milli>(now - progress_at_).count());
-  h.detached += device_in_flight_;
-  if (!h.overran) {
-    h.overran = true;
-    overran_++;
+      head.tenant, std::chrono::duration<double, std::milli>(now - progress_at_).count());
+  for (auto& q : on_device_->queue) {
+    Held& h = *q;
+    if (h.in_flight == 0 || h.detached > 0) continue;
+    overran_kernels_.insert(h.req.sched_kernel);
+    h.detached += h.in_flight;
+    if (!h.overran) {
+      h.overran = true;
+      overran_++;
+    }
   }
   on_device_->usage.overruns++;
   device_in_flight_ = 0;
@@ -837,6 +888,13 @@ bool Scheduler::FinishOneOver(std::unique_lock<std::mutex>& lk) {
     if (!over) continue;
     auto held = h;
     st.queue.pop_front();
+    if (!st.queue.empty() && st.queue.front()->behind == held) {
+      // Its predecessor is done: if it ended well, nothing holds this one back any longer;
+      // if not, it waits for the driver's word (its `ready`), as any other launch does.
+      Held& next = *st.queue.front();
+      if (held->status >= 0 && !held->cancelled) next.ready = true;
+      next.behind.reset();
+    }
     lk.unlock();
     Finish(*held, held->status);
     lk.lock();
@@ -885,9 +943,8 @@ bool Scheduler::OthersActive(const TenantState& st, Clock::time_point now) const
 Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::time_point now) {
   TenantState* pick = nullptr;
   for (auto& [key, st] : tenants_) {
-    if (st.queue.empty()) continue;
-    auto& h = st.queue.front();
-    if (!Dispatchable(*h)) continue;
+    const auto h = Candidate(st);
+    if (!h || !Dispatchable(*h)) continue;
     const bool lc = st.priority == Priority::LatencyCritical;
     if (!lc && lc_state.busy) continue;  // best-effort work waits while latency-critical work runs
     if (!lc && lc_state.whole_until != Clock::time_point{} && !h->sliceable && !h->preemptible &&
@@ -952,8 +1009,13 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   const LcState lc = LatencyCriticalState(now);
   TenantState* pick = PickTenant(lc, now);
   if (!pick) return false;
-  auto h = pick->queue.front();
+  auto h = Candidate(*pick);  // PickTenant found it dispatchable
   if (!DeviceTakes(pick, *h, lc.active)) return false;
+  if (!h->ready) {
+    // Chained: it follows the launch before it on rgpud's queue.
+    h->ready = true;
+    pick->usage.chained++;
+  }
   const bool beside_lc = lc.active && pick->priority != Priority::LatencyCritical;
   const size_t first = h->next;
   size_t count = SliceCount(*h, beside_lc);
@@ -1268,6 +1330,11 @@ void Scheduler::Finish(Held& h, int32_t status) {
     if (a.kind == KernelArgValue::Kind::Sampler) backend_->Release(proto::ObjType::Sampler, a.sampler);
   }
   std::lock_guard lk(mu_);
+  // A launch enqueued after this one has ended waits for the driver's word as before.
+  if (auto it = last_held_.find(h.req.queue_serial); it != last_held_.end()) {
+    const auto last = it->second.lock();
+    if (!last || last.get() == &h) last_held_.erase(it);
+  }
   Wake();
 }
 
@@ -1295,9 +1362,10 @@ void Scheduler::CancelSession(uint64_t session_id) {
     const SchedUsage& u = it->second.usage;
     spdlog::info(
         "session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
-        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn",
+        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
+        "{} chained",
         session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
-        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns);
+        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns, u.chained);
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }

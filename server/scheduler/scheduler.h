@@ -126,6 +126,12 @@ struct SchedulerOptions {
   // once they had ended (H200, natively in one context; docs/scheduling.md "Session 21").
   // 0: no wait. Separate contexts never wait here: the device switches between them anyway.
   double drain_slices_us = 1000.0;
+  // fair: a held launch directly behind another held launch on an in-order queue of the
+  // application (nothing else was enqueued between them, and it waits for nothing else)
+  // goes on the device behind that one's last slice, on the same queue of rgpud, without
+  // waiting for the driver to report the first complete through the application's queue
+  // (its gate, then two markers, then a completion callback). See Scheduler::Candidate.
+  bool chain_held = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -180,6 +186,10 @@ struct LaunchRequest {
   NDRange range;
   std::vector<BkEvent*> waits;
   bool want_event = true;          // the application asked for the launch's event
+  // The application's queue (a serial unique in rgpud; 0: unknown) and this command's number
+  // on it: a held launch whose number follows that of the held launch before it on the same
+  // in-order queue may go on the device behind it (SchedulerOptions::chain_held).
+  uint64_t queue_serial = 0, queue_command = 0;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };
@@ -202,6 +212,9 @@ struct SchedUsage {
   uint64_t behind_slices = 0;
   // Fair: times its held work overran its turn and the next tenant went beside it.
   uint64_t overruns = 0;
+  // Fair: held launches that went on the device behind the one before them on their queue
+  // before the driver reported that one complete (SchedulerOptions::chain_held).
+  uint64_t chained = 0;
 };
 
 class Scheduler {
@@ -288,7 +301,12 @@ class Scheduler {
   bool LcActiveIn(const BkContext* context, Clock::time_point now) const;
   // Wakes the dispatcher: a notify, and a count that a spinning dispatcher watches.
   void Wake();
-  // Whether the launch at the head of a tenant's queue can put work on the device now.
+  // The held launch of a tenant whose work goes on the device next: the head of its queue,
+  // or, once everything of the head is on the device, the launch directly behind it on the
+  // same application queue (Held::behind), and so on; null when none has work left to put
+  // there.
+  static std::shared_ptr<Held> Candidate(const TenantState& st);
+  // Whether that launch can put work on the device now.
   static bool Dispatchable(const Held& h);
   // Whether a tenant other than the one on the device has dispatchable held work.
   bool OthersWaiting() const;  // requires mu_
@@ -409,6 +427,9 @@ class Scheduler {
   // Preemptible runs on the device: at most one of the tenant on_device_ (two, chained), and
   // runs that overran their turn (ReleaseOverrun) until they end.
   std::vector<std::shared_ptr<Held>> runs_;                  // GUARDED_BY(mu_)
+  // The last held launch of each application queue, by queue serial, while it is held
+  // (SchedulerOptions::chain_held).
+  std::unordered_map<uint64_t, std::weak_ptr<Held>> last_held_;  // GUARDED_BY(mu_)
   int lc_requests_ = 0;                                      // GUARDED_BY(mu_): being served
   std::chrono::steady_clock::time_point lc_served_{};        // GUARDED_BY(mu_): the last one ended
   // What a direct launch costs on the device, by kernel and work-items (EWMA of measured
