@@ -98,8 +98,8 @@ class SchedulerTest : public ::testing::Test {
 
   // A 1D launch of `groups` work-groups of 64 work-items; `sliceable`: its program was
   // rewritten for slicing (slicer.h).
-  LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true,
-                      bool want_event = true) {
+  LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true, bool want_event = true,
+                      std::vector<BkEvent*> waits = {}) {
     LaunchRequest req;
     req.session_id = t.session;
     req.tenant = &t.tenant;
@@ -121,6 +121,7 @@ class SchedulerTest : public ::testing::Test {
     req.range.global[0] = groups * 64;
     req.range.local[0] = 64;
     req.want_event = want_event;
+    req.waits = std::move(waits);
     auto r = sched_->Submit(std::move(req));
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (r.ok() && r->event) events_.push_back(r->event);
@@ -910,44 +911,60 @@ TEST_F(SchedulerTest, WholeLaunchesBesideLatencyCriticalWorkInItsContextWaitLong
   EXPECT_GE(LaunchesOf(b)[0].start_ns, 1'000'000u);
 }
 
-// A held launch directly behind another on an in-order queue (nothing enqueued between them)
-// goes on rgpud's queue behind that one's last piece at once, without waiting for the driver
-// to report the first complete through the application's queue; its work still starts only
-// after the first's has ended (rgpud's queue is in order). With a command between them it
-// waits, as every held launch did before. Parameter: whether a command comes between.
-class ChainTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+// A held launch directly behind another on an in-order queue (nothing enqueued between them,
+// and it waits for nothing but that launch's event) goes on rgpud's queue behind that one's
+// last piece at once, without waiting for the driver to report the first complete through the
+// application's queue; its work still starts only after the first's has ended (rgpud's queue
+// is in order). With a command between them, or another event to wait for, it waits, as every
+// held launch did before.
+enum class Between { kNothing, kWrite, kWaitOnFirst, kWaitOnUserEvent };
+class ChainTest : public SchedulerTest, public ::testing::WithParamInterface<Between> {};
 
 TEST_P(ChainTest, HeldLaunchFollowsTheOneBeforeItOnItsQueue) {
-  const bool between = GetParam();
+  const Between what = GetParam();
+  const bool chains = what == Between::kNothing || what == Between::kWaitOnFirst;
   Start(SchedulerOptions{});
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
   dev_.SetGroupCost("a", 50'000'000);
   Launch(a, 4);                                    // alone: direct, and it keeps a active
   auto first = Launch(b, 4, /*sliceable=*/false);  // held (a is active); runs whole
-  if (between) {
+  std::vector<BkEvent*> waits;
+  BkEvent* user = nullptr;
+  if (what == Between::kWrite) {
     // The application writes a buffer between the two launches: the second one may read it.
     auto data = std::make_shared<fake::ByteVec>(16, uint8_t{1});
     auto w = dev_.Write(b.app, b.arg, 0, data, {});
     ASSERT_TRUE(w.ok());
     events_.push_back(*w);
     b.commands++;
+  } else if (what == Between::kWaitOnFirst) {
+    waits.push_back(first.event);
+  } else if (what == Between::kWaitOnUserEvent) {
+    user = *dev_.CreateUserEvent(b.ctx);
+    events_.push_back(user);
+    waits.push_back(user);
   }
-  auto second = Launch(b, 4, /*sliceable=*/false);
+  auto second = Launch(b, 4, /*sliceable=*/false, true, waits);
   auto both_on = [&](const std::vector<LaunchRecord>& all) {
     return std::count_if(all.begin(), all.end(),
                          [](const LaunchRecord& l) { return l.kernel == "b"; }) == 2;
   };
   // The simulated clock stands still: the first launch cannot end.
-  if (!between) {
+  if (chains) {
     EXPECT_TRUE(dev_.WaitFor(both_on)) << "the second launch waited for the first to end";
     EXPECT_EQ(UsageOf(b).chained, 1u);
   } else {
     EXPECT_FALSE(dev_.WaitFor(both_on, 300))
-        << "the second launch went on before the command enqueued before it";
+        << "the second launch went on before what it waits for";
     EXPECT_EQ(UsageOf(b).chained, 0u);
   }
   EXPECT_GT(dev_.EventStatus(first.event), CL_COMPLETE);
+  if (user) {
+    dev_.RunUntilIdle();
+    EXPECT_EQ(LaunchesOf(b).size(), 1u) << "the second launch went on before its user event";
+    ASSERT_TRUE(dev_.SetUserEventStatus(user, CL_COMPLETE).ok());
+  }
   dev_.RunUntilIdle();
   auto runs = LaunchesOf(b);
   ASSERT_EQ(runs.size(), 2u);
@@ -1041,9 +1058,17 @@ TEST_F(SchedulerTest, NothingFollowsARunBeforeItEnds) {
   EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
 }
 
-INSTANTIATE_TEST_SUITE_P(Between, ChainTest, ::testing::Bool(), [](const auto& info) {
-  return info.param ? "CommandBetween" : "Adjacent";
-});
+INSTANTIATE_TEST_SUITE_P(Cases, ChainTest,
+                         ::testing::Values(Between::kNothing, Between::kWrite,
+                                           Between::kWaitOnFirst, Between::kWaitOnUserEvent),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Between::kNothing: return "Adjacent";
+                             case Between::kWrite: return "WriteBetween";
+                             case Between::kWaitOnFirst: return "WaitsOnTheFirst";
+                             default: return "WaitsOnAUserEvent";
+                           }
+                         });
 
 // One tenant alone: charged within 5% of what the device ran, under every policy, with and
 // without events (event-less launches are charged their kernel's measured cost).

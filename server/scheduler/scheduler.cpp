@@ -129,6 +129,7 @@ struct Scheduler::Held {
   bool cancelled = false;
   int32_t status = CL_COMPLETE;
   BkEvent* gate = nullptr;  // user event the application's event waits on
+  BkEvent* app_event = nullptr;  // the application's event (one reference)
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
   // Preemptible runs (slicer::PlanRun): `done`/`total` count work-groups; `next` is `total`
   // while a run is on the device (everything left is in it), else `done`.
@@ -613,9 +614,10 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
 }
 
 Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
-  // Whether it may follow the held launch before it on its queue (SchedulerOptions::chain_held).
-  const bool chainable =
-      options_.chain_held && req.queue_in_order && req.waits.empty() && req.queue_serial != 0;
+  // Whether it may follow the held launch before it on its queue (SchedulerOptions::chain_held):
+  // its wait list, if any, must name only that launch's event (checked below).
+  const bool chainable = options_.chain_held && req.queue_in_order && req.queue_serial != 0;
+  const std::vector<BkEvent*> waited = req.waits;
   auto gate = backend_->CreateUserEvent(req.context);
   if (!gate.ok()) return gate.status();
   // What the launch waits for: its wait list and, in an in-order queue, everything before it.
@@ -639,6 +641,8 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   h->req.waits.clear();
   h->tenant = TenantKey(h->req);
   h->gate = *gate;
+  h->app_event = *done;
+  backend_->Retain(proto::ObjType::Event, h->app_event);  // compared with later wait lists
   // Keep what the launch names alive until it has run, whatever the session releases.
   backend_->Retain(proto::ObjType::Kernel, h->req.sched_kernel);
   for (auto& a : h->req.args) {
@@ -652,10 +656,14 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     if (!h->sliceable && !h->preemptible) st.usage.unsliceable++;
     if (chainable) {
       // Directly behind a held launch of the same queue: nothing else was enqueued between
-      // them, so what it waits for is that launch alone, and rgpud's queue keeps their order.
+      // them, so what it waits for is that launch alone (also when its wait list names that
+      // launch's event, as libraries that chain kernels by events do), and rgpud's queue keeps
+      // their order.
       auto& last = last_held_[h->req.queue_serial];
       auto prev = last.lock();
-      if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command)
+      if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command &&
+          std::all_of(waited.begin(), waited.end(),
+                      [&](BkEvent* w) { return w == prev->app_event; }))
         h->behind = std::move(prev);
       last = h;
     }
@@ -1322,6 +1330,7 @@ void Scheduler::Finish(Held& h, int32_t status) {
   if (h.times->start != 0) h.times->MarkReady();
   backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
   backend_->Release(proto::ObjType::Event, h.gate);
+  backend_->Release(proto::ObjType::Event, h.app_event);
   backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);
   if (h.ctl) backend_->Release(proto::ObjType::Mem, h.ctl);
   if (h.ctl_written) backend_->Release(proto::ObjType::Event, h.ctl_written);
