@@ -67,6 +67,13 @@ void AppendHidden(std::vector<KernelArgValue>& args, const cl_ulong16& launch, B
   args.push_back(std::move(c));
 }
 
+// Work-items of a launch (its global size).
+size_t WorkItems(const NDRange& r) {
+  size_t items = 1;
+  for (uint32_t i = 0; i < r.dims; ++i) items *= r.global[i];
+  return items;
+}
+
 slicer::LaunchShape ShapeOf(const NDRange& r) {
   slicer::LaunchShape s;
   s.dims = r.dims;
@@ -268,8 +275,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     st.last_submit = now;
     st.context = req.context;
     if (options_.policy == Policy::Split) {
-      size_t items = 1;
-      for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
+      const size_t items = WorkItems(req.range);
       int active = ActiveTenants();
       // Algorithm 1: no split for a lone tenant or a launch smaller than the device.
       if (options_.force_slices) slices = options_.force_slices;
@@ -338,11 +344,9 @@ bool Scheduler::MayDrain(const LaunchRequest& req) const {
   // them. A kernel shorter than the slices gains less than it waits (a 50 us kernel beside
   // two slices of 50 us: its p99 1.46-1.67x native with no wait, 1.87-1.94x with one; H200,
   // docs/scheduling.md "Session 21"). An unmeasured kernel waits.
-  size_t items = 1;
-  for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
   auto k = launch_cost_.find(req.kernel);
   if (k == launch_cost_.end()) return true;
-  auto c = k->second.find(items);
+  auto c = k->second.find(WorkItems(req.range));
   return c == k->second.end() || !c->second.measured || c->second.ns >= slices_ns;
 }
 
@@ -422,9 +426,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   // The request is spent here: its argument snapshot takes the hidden argument in place.
   if (req.slice_info && whole_hidden)
     AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
-  size_t items = 1;
-  for (uint32_t i = 0; i < req.range.dims; ++i) items *= req.range.global[i];
-  const CostKey ck{req.kernel, items};
+  const CostKey ck{req.kernel, WorkItems(req.range)};
   const EventChoice choice = ChooseEvent(req, ck);
   const bool latency_critical = choice.latency_critical;
   const uint64_t seq = choice.seq;
@@ -617,7 +619,6 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   // Whether it may follow the held launch before it on its queue (SchedulerOptions::chain_held):
   // its wait list, if any, must name only that launch's event (checked below).
   const bool chainable = options_.chain_held && req.queue_in_order && req.queue_serial != 0;
-  const std::vector<BkEvent*> waited = req.waits;
   auto gate = backend_->CreateUserEvent(req.context);
   if (!gate.ok()) return gate.status();
   // What the launch waits for: its wait list and, in an in-order queue, everything before it.
@@ -638,7 +639,8 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
 
   auto h = std::make_shared<Held>();
   h->req = std::move(req);
-  h->req.waits.clear();
+  std::vector<BkEvent*> waited;  // the start marker waits for them; the held launch does not
+  waited.swap(h->req.waits);
   h->tenant = TenantKey(h->req);
   h->gate = *gate;
   h->app_event = *done;
@@ -733,11 +735,11 @@ bool Scheduler::PlanSlicesOf(Held& h) {
   // Slices of whole work-groups, each at least one full wave of the device: a slice smaller
   // than that still takes as long as a wave (measured on an H200: a 2-group slice of a
   // 528-group launch took as long as all 528), so cutting below it only multiplies the time.
-  size_t items = 1;
-  for (uint32_t i = 0; i < h.req.range.dims; ++i) items *= h.req.range.global[i];
-  const size_t pieces = options_.force_slices
-                            ? options_.force_slices
-                            : std::clamp<size_t>(items / std::max<size_t>(wave_items_, 1), 1, kFinePieces);
+  const size_t pieces =
+      options_.force_slices
+          ? options_.force_slices
+          : std::clamp<size_t>(WorkItems(h.req.range) / std::max<size_t>(wave_items_, 1), 1,
+                               kFinePieces);
   auto plan = slicer::PlanSlices(*h.req.slice_info, ShapeOf(h.req.range), pieces);
   if (!plan.ok()) {
     spdlog::debug("launch not sliced: {}", plan.status().message());
