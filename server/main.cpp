@@ -231,6 +231,10 @@ int main(int argc, char** argv) try {
                  "goes on the device behind that one's last slice, without waiting for the "
                  "driver to report it complete (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--whole-wave", opt.sched.whole_wave,
+                 "fair: a held launch of at most one wave of work-items goes on the device as "
+                 "one slice, not as a preemptible run (1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

@@ -543,6 +543,9 @@ TEST_F(SchedulerTest, WorkThatOverrunsItsTurnDoesNotHoldOtherTenantsBack) {
   SchedulerOptions o;
   o.quantum_us = 8000;
   o.overrun_us = 25000;
+  // a's one work-group runs as a preemptible run that ignores its stop, as a persistent
+  // kernel's would; a launch this small would otherwise go as a slice (WholeWaveTest).
+  o.whole_wave = false;
   Start(o);
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
@@ -1000,6 +1003,88 @@ TEST_F(SchedulerTest, SlicesOfTheNextLaunchFollowTheLastSliceOfThePreviousOne) {
   EXPECT_EQ(UsageOf(b).chained, 1u);
 }
 
+// A held launch of one wave or less goes as one slice, not a run (a stop would cut none of its
+// work-groups, all on the device from the start), and the next launch of its queue follows it
+// on the device before it ends, as slices do; with whole_wave off it is a run, and the next
+// waits for its end.
+class WholeWaveTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(WholeWaveTest, OneWaveLaunchIsASliceTheNextFollows) {
+  const bool whole = GetParam();
+  SchedulerOptions o;
+  o.whole_wave = whole;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 50'000'000);
+  dev_.SetGroupCost("b", 1'000'000);
+  Launch(a, 4);               // alone: direct, and it keeps a active
+  auto first = Launch(b, 4);  // held: one wave (4 groups of 64 work-items)
+  auto second = Launch(b, 4);
+  const bool followed = dev_.WaitFor(
+      [](const auto& all) {
+        return std::count_if(all.begin(), all.end(), [](auto& l) { return l.kernel == "b"; }) == 2;
+      },
+      300);
+  auto runs = LaunchesOf(b);
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs[0].run, !whole);
+  EXPECT_EQ(followed, whole) << "the second launch went on the device "
+                             << (whole ? "only after the first ended" : "behind a run");
+  if (whole) {
+    EXPECT_FALSE(runs[0].complete) << "the second launch was not queued behind the first";
+  }
+  dev_.RunUntilIdle();
+  runs = LaunchesOf(b);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_GE(runs[1].start_ns, runs[0].end_ns);
+  EXPECT_EQ(UsageOf(b).chained, whole ? 1u : 0u);
+  EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+}
+
+INSTANTIATE_TEST_SUITE_P(Option, WholeWaveTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
+
+// Beside an active latency-critical tenant, launches of one wave go as slices while the
+// wave is short (the first measures it), but a wave of long work-groups goes in narrow runs,
+// which end sooner than the wave would; short ones stay slices.
+class OneWaveBesideLcTest : public SchedulerTest, public ::testing::WithParamInterface<uint64_t> {};
+
+TEST_P(OneWaveBesideLcTest, LongWorkGroupsGoInNarrowRunsShortOnesInSlices) {
+  constexpr uint32_t kUnits = 4;
+  constexpr uint64_t kWaveGroups = 16;  // of 64 work-items
+  const uint64_t group_ns = GetParam();
+  const bool long_groups = group_ns * kWaveGroups > 150'000;  // over --lc-run-us
+  Start(SchedulerOptions{}, kWaveGroups * 64, kUnits);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", group_ns);
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  for (int i = 0; i < 8; ++i) {
+    auto l = Launch(b, kWaveGroups);  // the LC tenant is active: held
+    dev_.RunUntilIdle();
+    EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE);
+  }
+  auto all = LaunchesOf(b);
+  ASSERT_FALSE(all.empty());
+  EXPECT_FALSE(all.front().run) << "the first launch, unmeasured, is a slice";
+  size_t narrow = 0, runs = 0;
+  for (auto& l : all) {
+    runs += l.run;
+    narrow += l.run && l.groups < kWaveGroups;
+  }
+  if (long_groups) {
+    EXPECT_GE(narrow, 3u) << "no narrow runs for a wave of long work-groups";
+  } else {
+    EXPECT_EQ(runs, 0u) << "a short wave went as runs";
+    EXPECT_EQ(all.size(), 8u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GroupNs, OneWaveBesideLcTest, ::testing::Values(100'000u, 5'000u));
+
 // A tenant whose launches were held while another was active launches directly again once it
 // is alone, though one of its held launches is still running: behind it on the application's
 // queue, which keeps their order.
@@ -1040,8 +1125,8 @@ TEST_F(SchedulerTest, NothingFollowsARunBeforeItEnds) {
   dev_.SetGroupCost("a", 50'000'000);
   dev_.SetGroupCost("b", 1'000'000);
   Launch(a, 4);               // alone: direct, and it keeps a active
-  auto first = Launch(b, 4);  // held: a preemptible run
-  auto second = Launch(b, 4);
+  auto first = Launch(b, 8);  // held: a preemptible run (two waves)
+  auto second = Launch(b, 8);
   EXPECT_FALSE(dev_.WaitFor(
       [](const auto& all) {
         return std::count_if(all.begin(), all.end(), [](auto& l) { return l.kernel == "b"; }) == 2;

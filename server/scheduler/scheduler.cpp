@@ -689,11 +689,13 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
 
 void Scheduler::PlanHeld(Held& h) {
   if (!h.req.slice_info) return;
-  bool runs_pay;
+  bool runs_pay, whole;
   {
     std::lock_guard lk(mu_);
     runs_pay = RunsPay(h.req.sched_kernel);
+    whole = WholeWave(h);
   }
+  if (whole && PlanSlicesOf(h)) return;
   // Preemptible runs first, unless the kernel's work-groups are too small for them to pay;
   // then slices; then runs all the same (better than running whole).
   if (!options_.force_slices && runs_pay && PlanRuns(h)) return;
@@ -749,6 +751,25 @@ bool Scheduler::PlanSlicesOf(Held& h) {
   h.sliceable = true;
   h.total = h.plan.slices.size();
   return true;
+}
+
+bool Scheduler::WholeWave(const Held& h) {
+  // A launch of one wave or less: every work-group is on the device from the start, so a
+  // stop cuts nothing, and a run only adds its control words and keeps the next launch of the
+  // queue from following it. One exception: beside an active LC tenant, work-groups that last
+  // longer than a run should may go in narrow runs (RunGroups), which shorten an arrival's
+  // wait; they are tried, and kept where they pay (NarrowRuns::Pick).
+  if (!options_.whole_wave || options_.force_runs || WorkItems(h.req.range) > wave_items_)
+    return false;
+  if (!options_.narrow_runs || !LatencyCriticalState(Now()).active) return true;
+  // The launch's device time, measured when a launch of its kernel went as a slice; unknown
+  // (never measured, or only as runs) it goes as a slice, which measures it.
+  auto c = cost_ns_.find(h.req.sched_kernel);
+  if (c == cost_ns_.end() || c->second <= 0) return true;
+  if (c->second <= 1000.0 * std::min(options_.quantum_us, options_.lc_run_us)) return true;
+  if (options_.narrow_width) return NarrowIndex(options_.narrow_width) < 0;
+  auto n = narrow_.find(h.req.sched_kernel);
+  return n != narrow_.end() && n->second.Pick() < 0;
 }
 
 bool Scheduler::RunsPay(BkKernel* kernel) {

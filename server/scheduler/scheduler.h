@@ -132,6 +132,11 @@ struct SchedulerOptions {
   // waiting for the driver to report the first complete through the application's queue
   // (its gate, then two markers, then a completion callback). See Scheduler::Candidate.
   bool chain_held = true;
+  // fair: a held launch of at most one wave of work-items (every work-group is on the
+  // device from the start, so a stop would cut none of them) goes as one slice rather than
+  // as a preemptible run: no control words to write before it and read after it, and the
+  // next held launch of its queue may chain onto it (chain_held), which never follows a run.
+  bool whole_wave = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -345,6 +350,8 @@ class Scheduler {
   // Whether launches of `kernel` should run as preemptible runs (requires mu_): not when its
   // work-groups are so small that claiming them costs more than stopping saves.
   bool RunsPay(BkKernel* kernel);
+  // Whether a held launch goes as one slice for being one wave or less (whole_wave). Under mu_.
+  bool WholeWave(const Held& h);
   // Sets the stop flag of every preemptible run on the device (of `session` only, when given).
   void StopRuns(std::optional<uint64_t> session);  // requires mu_
   // Stops the run on the device once it has had its quantum and another tenant waits.
