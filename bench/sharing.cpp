@@ -269,7 +269,7 @@ struct Options {
   rgpu::bench::matrix::Shape shape;
   double lc_gap_ms = 4;
   uint64_t seed = 1;
-  double be_short_ms = 15, be_long_ms = 25;
+  double be_short_ms = 15, be_long_ms = 25, be_brief_ms = 0.2;
   size_t be_short_groups_per_cu = 64;
   double be_mem_mib = 2048;  // both buffers of the membound kernel together
   int be_depth = 2;
@@ -644,8 +644,15 @@ json Bench::TenantSpecJson(const TenantSpec& t, const ModeEnv& me) const {
 // the short and long BE kernels, the membound kernel's time, and the opaque one's.
 void Bench::CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios) {
   const size_t cu = compute_units_;
-  json spins = json::array({{{"name", "short"}, {"groups", opt_.be_short_groups_per_cu * cu}, {"target_ms", opt_.be_short_ms}},
-                            {{"name", "long"}, {"groups", cu}, {"target_ms", opt_.be_long_ms}}});
+  // brief: one wave, as many work-groups as the device holds at once (2048 work-items per
+  // compute unit, as rgpud counts a wave).
+  const size_t brief_groups = cu * std::max<size_t>(1, 2048 / std::max<size_t>(opt_.local, 1));
+  json spins =
+      json::array({{{"name", "short"},
+                    {"groups", opt_.be_short_groups_per_cu * cu},
+                    {"target_ms", opt_.be_short_ms}},
+                   {{"name", "long"}, {"groups", cu}, {"target_ms", opt_.be_long_ms}},
+                   {{"name", "brief"}, {"groups", brief_groups}, {"target_ms", opt_.be_brief_ms}}});
   std::vector<int> lengths;
   for (const auto& sc : scenarios)
     if (rgpu::bench::matrix::IsMatrix(sc))
@@ -903,18 +910,33 @@ void Bench::TakeBaselineRuns(json& doc, const json& baseline) {
 }
 
 json Bench::OptionsJson() const {
-  return {{"quick", opt_.quick}, {"platform", device_platform_}, {"modes", opt_.modes},
-          {"scenarios", opt_.scenarios}, {"duration_s", opt_.duration_s},
-          {"lc_target_ms", opt_.lc_target_ms}, {"be_target_ms", opt_.be_target_ms},
-          {"lc_period_ms", opt_.lc_period_ms}, {"groups", opt_.groups}, {"local", opt_.local},
+  return {{"quick", opt_.quick},
+          {"platform", device_platform_},
+          {"modes", opt_.modes},
+          {"scenarios", opt_.scenarios},
+          {"duration_s", opt_.duration_s},
+          {"lc_target_ms", opt_.lc_target_ms},
+          {"be_target_ms", opt_.be_target_ms},
+          {"lc_period_ms", opt_.lc_period_ms},
+          {"groups", opt_.groups},
+          {"local", opt_.local},
           {"be_waves", opt_.be_waves},
-          {"alpha", opt_.alpha}, {"quantum_us", opt_.quantum_us}, {"rgpud_args", opt_.rgpud_args},
-          {"matrix", {{"seed", opt_.seed}, {"lc_gap_ms", opt_.lc_gap_ms},
-                      {"lc_us", opt_.shape.lc_us}, {"default_lc_us", opt_.shape.default_lc_us},
-                      {"arrivals", opt_.shape.arrivals}, {"be_kinds", opt_.shape.be_kinds},
-                      {"be_short_ms", opt_.be_short_ms}, {"be_short_groups_per_cu", opt_.be_short_groups_per_cu},
-                      {"be_long_ms", opt_.be_long_ms}, {"be_mem_mib", opt_.be_mem_mib},
-                      {"be_depth", opt_.be_depth}}}};
+          {"alpha", opt_.alpha},
+          {"quantum_us", opt_.quantum_us},
+          {"rgpud_args", opt_.rgpud_args},
+          {"matrix",
+           {{"seed", opt_.seed},
+            {"lc_gap_ms", opt_.lc_gap_ms},
+            {"lc_us", opt_.shape.lc_us},
+            {"default_lc_us", opt_.shape.default_lc_us},
+            {"arrivals", opt_.shape.arrivals},
+            {"be_kinds", opt_.shape.be_kinds},
+            {"be_short_ms", opt_.be_short_ms},
+            {"be_short_groups_per_cu", opt_.be_short_groups_per_cu},
+            {"be_long_ms", opt_.be_long_ms},
+            {"be_brief_ms", opt_.be_brief_ms},
+            {"be_mem_mib", opt_.be_mem_mib},
+            {"be_depth", opt_.be_depth}}}};
 }
 
 // Ends a mode: its MPS daemon or rgpud, whose log is kept beside the results.
@@ -1124,13 +1146,21 @@ std::string MatrixEnvironmentRows(const json& doc) {
   const json& sh = mc["spins"]["short"];
   const json& lo = mc["spins"]["long"];
   const json& mb = mc["membound"];
-  md << " |\n| matrix BE | " << mo["be_depth"] << " launches in flight; short: " << sh["groups"] << " groups x "
-     << sh["iters"] << " iterations = " << Fmt(sh["device_ms"].get<double>(), 2) << " ms; long: " << lo["groups"]
-     << " groups (one per compute unit) x " << lo["iters"] << " iterations = " << Fmt(lo["device_ms"].get<double>(), 2)
-     << " ms; membound: saxpy over " << Fmt(mb["buffer_bytes"].get<double>() / (1 << 20), 0) << " MiB = "
-     << Fmt(mb["device_ms"].get<double>(), 3) << " ms (" << Fmt(mb["gbps"].get<double>(), 0)
-     << " GB/s); opaque: short's grid from a program binary (" << mc["opaque"]["binary_bytes"] << " bytes) = "
-     << Fmt(mc["opaque"]["device_ms"].get<double>(), 2) << " ms |\n";
+  md << " |\n| matrix BE | " << mo["be_depth"] << " launches in flight; short: " << sh["groups"]
+     << " groups x " << sh["iters"] << " iterations = " << Fmt(sh["device_ms"].get<double>(), 2)
+     << " ms; long: " << lo["groups"] << " groups (one per compute unit) x " << lo["iters"]
+     << " iterations = " << Fmt(lo["device_ms"].get<double>(), 2) << " ms; membound: saxpy over "
+     << Fmt(mb["buffer_bytes"].get<double>() / (1 << 20), 0)
+     << " MiB = " << Fmt(mb["device_ms"].get<double>(), 3) << " ms ("
+     << Fmt(mb["gbps"].get<double>(), 0) << " GB/s); opaque: short's grid from a program binary ("
+     << mc["opaque"]["binary_bytes"]
+     << " bytes) = " << Fmt(mc["opaque"]["device_ms"].get<double>(), 2) << " ms";
+  if (mc["spins"].contains("brief")) {
+    const json& br = mc["spins"]["brief"];
+    md << "; brief: " << br["groups"] << " groups (one wave) x " << br["iters"]
+       << " iterations = " << Fmt(br["device_ms"].get<double>(), 3) << " ms";
+  }
+  md << " |\n";
   return md.str();
 }
 
@@ -1342,12 +1372,17 @@ int main(int argc, char** argv) {
   auto* lcdef = mx->add_option("--lc-default-us", o.shape.default_lc_us, "LC kernel length (µs) of every arrival process and 2lc2be")
       ->capture_default_str();
   mx->add_option("--arrivals", o.shape.arrivals, "periodic, poisson, bursty, pareto")->delimiter(',')->capture_default_str();
-  mx->add_option("--be-kinds", o.shape.be_kinds, "short, membound, long, opaque")->delimiter(',')->capture_default_str();
+  mx->add_option("--be-kinds", o.shape.be_kinds, "short, membound, long, opaque, brief")
+      ->delimiter(',')
+      ->capture_default_str();
   auto* bsh = mx->add_option("--be-short-ms", o.be_short_ms, "BE short: device time of one launch")->capture_default_str();
   mx->add_option("--be-short-groups-per-cu", o.be_short_groups_per_cu, "BE short (and opaque): work-groups per compute unit")
       ->capture_default_str();
   auto* blo = mx->add_option("--be-long-ms", o.be_long_ms, "BE long: device time of one launch (one work-group per compute unit)")
       ->capture_default_str();
+  auto* bbr = mx->add_option("--be-brief-ms", o.be_brief_ms,
+                             "BE brief: device time of one launch (one wave)")
+                  ->capture_default_str();
   auto* bmem = mx->add_option("--be-mem-mib", o.be_mem_mib, "BE membound: both saxpy buffers together, MiB")->capture_default_str();
   mx->add_option("--be-depth", o.be_depth, "BE: launches in flight")->capture_default_str();
   mx->add_option("--baseline", o.baseline,
@@ -1373,6 +1408,7 @@ int main(int argc, char** argv) {
       if (!lcdef->count()) o.shape.default_lc_us = 1000;
       if (!bsh->count()) o.be_short_ms = 5;
       if (!blo->count()) o.be_long_ms = 10;
+      if (!bbr->count()) o.be_brief_ms = 1;
       if (!bmem->count()) o.be_mem_mib = 32;
     }
     if (!app.get_option("--scenarios")->count())

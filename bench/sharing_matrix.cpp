@@ -161,7 +161,10 @@ std::vector<std::string> QuickScenarios(int lc_us) {
   std::vector<std::string> out;
   for (const auto& a : kArrivals) out.push_back("mx_lc_" + a + "_" + us);
   for (const auto& k : kBeKinds) out.push_back("mx_be_" + k);
-  for (size_t i = 0; i < kArrivals.size(); ++i) out.push_back("mx_" + kArrivals[i] + "_" + us + "_" + kBeKinds[i]);
+  // Every arrival process and every BE kind once.
+  for (size_t i = 0; i < std::max(kArrivals.size(), kBeKinds.size()); ++i)
+    out.push_back("mx_" + kArrivals[i % kArrivals.size()] + "_" + us + "_" +
+                  kBeKinds[i % kBeKinds.size()]);
   out.push_back("mx_2lc2be_poisson_" + us);
   return out;
 }
