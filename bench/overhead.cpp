@@ -29,13 +29,10 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/commit.h"
 #include "bench/net.h"
 #include "bench/workloads.h"
 #include "bench/process.h"
-
-#ifndef RGPU_BENCH_COMMIT
-#define RGPU_BENCH_COMMIT "unknown"
-#endif
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -289,7 +286,7 @@ json Host() {
 int Bench::Run() {
   PrepareVendors();
   json doc;
-  doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
+  doc["environment"] = {{"date", Now()}, {"commit", rgpu::bench::kCommit}, {"host", Host()}};
   // RGPU_SHM=0 (inherited by the workers) sends the Unix socket client's bulk data through
   // the socket instead of a shared region: the rgpu unix columns mean different paths.
   const char* shm = std::getenv("RGPU_SHM");

@@ -53,15 +53,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/commit.h"
 #include "bench/net.h"
 #include "bench/process.h"
 #include "bench/sharing_matrix.h"
 #include "bench/sharing_tenant.h"
 #include "bench/workloads.h"
-
-#ifndef RGPU_BENCH_COMMIT
-#define RGPU_BENCH_COMMIT "unknown"
-#endif
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -958,7 +955,7 @@ void Bench::StopMode(const std::string& mode, ModeEnv& me) {
 int Bench::Main() {
   PrepareVendors();
   json doc;
-  doc["environment"] = {{"date", Now()}, {"commit", RGPU_BENCH_COMMIT}, {"host", Host()}};
+  doc["environment"] = {{"date", Now()}, {"commit", rgpu::bench::kCommit}, {"host", Host()}};
   FindDevice(doc);
   CalibrateScenarios(doc);
   if (std::find_if(opt_.modes.begin(), opt_.modes.end(), [](const std::string& m) { return m == "cuda" || m == "mps"; }) !=
