@@ -761,7 +761,7 @@ bool Scheduler::WholeWave(const Held& h) {
   // wait; they are tried, and kept where they pay (NarrowRuns::Pick).
   if (!options_.whole_wave || options_.force_runs || WorkItems(h.req.range) > wave_items_)
     return false;
-  if (!options_.narrow_runs || !LatencyCriticalState(Now()).active) return true;
+  if (!options_.narrow_runs || !LcActiveIn(nullptr, Now())) return true;
   // The launch's device time, measured when a launch of its kernel went as a slice; unknown
   // (never measured, or only as runs) it goes as a slice, which measures it.
   auto c = cost_ns_.find(h.req.sched_kernel);
