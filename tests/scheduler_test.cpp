@@ -1055,8 +1055,9 @@ TEST_P(OneWaveBesideLcTest, LongWorkGroupsGoInNarrowRunsShortOnesInSlices) {
   constexpr uint32_t kUnits = 4;
   constexpr uint64_t kWaveGroups = 16;  // of 64 work-items
   const uint64_t group_ns = GetParam();
-  const bool long_groups = group_ns * kWaveGroups > 150'000;  // over --lc-run-us
-  Start(SchedulerOptions{}, kWaveGroups * 64, kUnits);
+  const SchedulerOptions o;
+  const bool long_groups = static_cast<double>(group_ns * kWaveGroups) > o.lc_run_us * 1000;
+  Start(o, kWaveGroups * 64, kUnits);
   auto& b = AddTenant("b");
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
   dev_.SetGroupCost("b", group_ns);
