@@ -1086,6 +1086,38 @@ TEST_P(OneWaveBesideLcTest, LongWorkGroupsGoInNarrowRunsShortOnesInSlices) {
 
 INSTANTIATE_TEST_SUITE_P(GroupNs, OneWaveBesideLcTest, ::testing::Values(100'000u, 5'000u));
 
+// One slow wave (on a GPU: a launch that met a context switch) sends the kernel's next
+// launches to runs beside an LC tenant; the runs measure the wave again, and once it is short
+// it goes back to slices. Before, the runs never corrected it and it stayed in runs for good.
+TEST_F(SchedulerTest, OneSlowWaveDoesNotKeepAKernelInRuns) {
+  constexpr uint32_t kUnits = 4;
+  constexpr uint64_t kWaveGroups = 16;  // of 64 work-items
+  Start(SchedulerOptions{}, kWaveGroups * 64, kUnits);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  Launch(lc, 4);  // active from now on (the simulated launches take milliseconds in all)
+  dev_.RunUntilIdle();
+  auto launch_b = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto l = Launch(b, kWaveGroups);
+      dev_.RunUntilIdle();
+      EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE);
+    }
+  };
+  dev_.SetGroupCost("b", 2'000);  // waves of 32 us
+  launch_b(2);
+  dev_.SetGroupCost("b", 40'000);  // one wave of 640 us
+  launch_b(1);
+  dev_.SetGroupCost("b", 2'000);
+  launch_b(1);
+  EXPECT_TRUE(LaunchesOf(b).back().run) << "the slow wave did not send the kernel to runs";
+  launch_b(6);
+  auto all = LaunchesOf(b);
+  ASSERT_EQ(all.size(), 10u);
+  for (size_t i = all.size() - 3; i < all.size(); ++i)
+    EXPECT_FALSE(all[i].run) << "launch " << i << " still went as a run after short waves";
+}
+
 // A tenant whose launches were held while another was active launches directly again once it
 // is alone, though one of its held launches is still running: behind it on the application's
 // queue, which keeps their order.
