@@ -52,10 +52,14 @@ def load_results(root):
 
 
 def mode_label(run):
-    """The mode, with rgpud's policy where one was given: runs of one scenario
-    under two policies are two columns, not one."""
-    policy = run["environment"].get("options", {}).get("policy")
-    return f"{run['mode']}-{policy}" if run["mode"] == "rgpu" and policy else run["mode"]
+    """The mode, with rgpud's policy where one was given and "-group" for a
+    context group (the runner's directory names): runs of one scenario under two
+    policies, or with and without a group, are two columns, not one."""
+    if run["mode"] != "rgpu":
+        return run["mode"]
+    options = run["environment"].get("options", {})
+    policy = options.get("policy")
+    return "rgpu" + (f"-{policy}" if policy else "") + ("-group" if options.get("context_group") else "")
 
 
 def copies(config):

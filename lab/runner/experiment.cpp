@@ -209,7 +209,7 @@ int RunScenario(const Scenario& scenario, SharingMode& mode, const RunOptions& o
             std::replace(option.begin(), option.end(), '_', '-');
             spawn.argv.push_back("--" + option + "=" + Substitute(value, tenant_count));
           }
-          if (on_gpu) spawn.env = mode.WorkerEnv();
+          if (on_gpu) spawn.env = mode.WorkerEnv(static_cast<int>(all.size()));  // its position
           spawn.cpus = spec.cpus;
           spawn.stderr_path = (out / "logs" /
                                ("config" + std::to_string(index) + "-" + spec.name + "-" +

@@ -5,6 +5,7 @@
 //   rgpu-lab selftest
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -24,6 +25,14 @@ namespace fs = std::filesystem;
 using namespace rgpu::lab;
 
 namespace {
+
+// Runs of rgpu mode under different policies, or with and without a context group, sit
+// side by side: rgpu-fifo/, rgpu-fair/, rgpu-fair-group/ (lab/tools/on_device.sh and
+// lab/plot.py name them the same way).
+std::string ModeDirectory(const std::string& mode, const std::string& policy, bool context_group) {
+  if (mode != "rgpu") return mode;
+  return mode + (policy.empty() ? "" : "-" + policy) + (context_group ? "-group" : "");
+}
 
 std::string SelfDirectory() {
   return fs::read_symlink("/proc/self/exe").parent_path().string();
@@ -75,14 +84,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   int rounds = 0;
   double round_timeout_s = 0;
-  bool skip_if_no_platform = false;
+  bool skip_if_no_platform = false, context_group = false;
 
   auto* run = app.add_subcommand("run", "run a scenario");
   run->add_option("scenario", scenario_path, "scenario TOML file")->required()->check(CLI::ExistingFile);
   run->add_option("--mode", mode_name,
                   "timeslice, mps, opencl or rgpu; default: every mode the scenario lists");
   run->add_option("--out", out_dir,
-                  "output directory (one subdirectory per mode; rgpu with --policy P: rgpu-P)");
+                  "output directory (one subdirectory per mode; rgpu with --policy P: rgpu-P, "
+                  "with --context-group too: rgpu-P-group)");
   run->add_option("--rounds", rounds, "override the scenario's round count");
   run->add_option("--round-timeout", round_timeout_s, "override the scenario's per-round timeout (s)");
   run->add_option("--profile", profile, "apply the scenario's [profiles.NAME] overrides");
@@ -92,6 +102,9 @@ int main(int argc, char** argv) {
   run->add_option("--rgpu-build", rgpu_build, "rgpu mode: build directory with rgpud and icd/");
   run->add_option("--rgpud", rgpud_path, "rgpu mode: the rgpud binary");
   run->add_option("--policy", policy, "rgpu mode: rgpud scheduling policy");
+  run->add_flag("--context-group", context_group,
+                "rgpu mode: every worker of a config a tenant of its own, all in one rgpud "
+                "context group (one device context; results in rgpu[-POLICY]-group/)");
   run->add_option("--worker-dir", worker_dir, "directory of the rgpu-lab-*-worker binaries");
   run->add_flag("--skip-if-no-platform", skip_if_no_platform,
                 "exit 77 (skipped) when the OpenCL platform is absent");
@@ -136,14 +149,15 @@ int main(int argc, char** argv) {
     for (const std::string& mode_to_run : modes) {
       RunOptions options;
       options.worker_dir = worker_dir;
-      // Runs of rgpu mode under different policies sit side by side: rgpu-fifo/, rgpu-fair/.
-      const std::string mode_dir =
-          mode_to_run == "rgpu" && !policy.empty() ? mode_to_run + "-" + policy : mode_to_run;
-      options.out_dir = (fs::path(out_dir) / mode_dir).string();
+      options.out_dir =
+          (fs::path(out_dir) / ModeDirectory(mode_to_run, policy, context_group)).string();
       options.only = only;
       fs::create_directories(fs::path(options.out_dir) / "logs");
       ModeOptions mode_options{mode_to_run, cl_platform, rgpu_build, rgpud_path, policy,
                                options.out_dir + "/logs"};
+      mode_options.context_group = context_group;
+      for (const Config& config : scenario.configs)
+        mode_options.tenants = std::max(mode_options.tenants, config.Tenants());
       auto mode = StartSharingMode(mode_options);
 
       const std::string worker = fs::path(worker_dir) /
@@ -152,16 +166,20 @@ int main(int argc, char** argv) {
       for (const auto& a : mode->WorkerArgs()) describe.push_back(a);
       if (skip_if_no_platform) {
         int status = -1;
-        const std::string said = CaptureOutput(describe, mode->WorkerEnv(), 60, &status);
+        const std::string said = CaptureOutput(describe, mode->WorkerEnv(0), 60, &status);
         if (status == 77 || (status != 0 && mode->api() == "opencl")) {
           std::cerr << "skipped: " << mode_to_run << " mode has no usable platform: " << said;
           return 77;
         }
       }
-      options.header = CollectEnvironment(describe, mode->WorkerEnv());
-      options.header["options"] = {{"mode", mode_to_run}, {"rounds", scenario.rounds},
-                                   {"profile", profile}, {"set", overrides},
-                                   {"cl_platform", cl_platform}, {"policy", policy},
+      options.header = CollectEnvironment(describe, mode->WorkerEnv(0));
+      options.header["options"] = {{"mode", mode_to_run},
+                                   {"rounds", scenario.rounds},
+                                   {"profile", profile},
+                                   {"set", overrides},
+                                   {"cl_platform", cl_platform},
+                                   {"policy", policy},
+                                   {"context_group", context_group},
                                    {"command", std::vector<std::string>(argv, argv + argc)}};
       std::cerr << "rgpu-lab: " << scenario.name << " in mode " << mode_to_run << ", "
                 << scenario.configs.size() << " configs x " << scenario.rounds << " rounds -> "

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -87,7 +88,7 @@ class MpsMode : public SharingMode {
   ~MpsMode() override { Finish(); }
   std::string name() const override { return "mps"; }
   std::string api() const override { return "cuda"; }
-  std::vector<std::string> WorkerEnv() const override { return env_; }
+  std::vector<std::string> WorkerEnv(int) const override { return env_; }
   nlohmann::json Describe() const override {
     return {{"mps_pipe_directory", root_ + "/pipe"},
             {"mps_control_log_tail", ReadTail(root_ + "/log/control.log", 4000)},
@@ -113,9 +114,32 @@ class MpsMode : public SharingMode {
   bool running_ = false;
 };
 
+// `rgpud --hash-token` reads a token on stdin and prints the token_hash a [[tenant]] needs.
+std::string HashToken(const fs::path& rgpud, const std::string& token) {
+  SpawnOptions spawn;
+  spawn.argv = {rgpud.string(), "--hash-token"};
+  ChildProcess hasher(spawn, "rgpud --hash-token");
+  hasher.Send(token);
+  hasher.CloseStdin();
+  const std::string hash = AwaitOneLineEach({&hasher}, 10).front();
+  hasher.WaitExit(10);
+  if (hash.rfind("sha256$", 0) != 0)
+    throw std::runtime_error("rgpud --hash-token printed '" + hash + "'");
+  return hash;
+}
+
 // rgpud on a private unix socket, and the rgpu ICD for the workers.
+//
+// With a context group, rgpud gets a config of one tenant per worker (w0, w1, ... with
+// tokens tok-w0, tok-w1, ...), all naming the group "lab": every session of theirs shares
+// one device context, so their kernels can run on the device at once, as under MPS.
+// Without one there is no config, every session is the anonymous tenant and has its own
+// context. The scheduler sees the same tenants either way: it tells anonymous sessions
+// apart, and the lab's tenants have the defaults (best-effort, weight 1).
 class RgpuMode : public SharingMode {
  public:
+  static constexpr const char* kGroup = "lab";
+
   explicit RgpuMode(const ModeOptions& options) {
     fs::path build = options.rgpu_build_dir;
     fs::path rgpud = options.rgpud_path;
@@ -134,6 +158,14 @@ class RgpuMode : public SharingMode {
     server_ = "unix:" + dir_ + "/rgpud.sock";
     SpawnOptions spawn;
     spawn.argv = {rgpud.string(), "--listen", server_};
+    if (options.context_group) {
+      tenants_ = std::max(options.tenants, 1);
+      const std::string config_path = options.log_dir + "/rgpud.toml";
+      config_text_ = GroupConfig(rgpud, tenants_);
+      std::ofstream(config_path) << config_text_;
+      spawn.argv.push_back("--config");
+      spawn.argv.push_back(config_path);
+    }
     if (!options.policy.empty()) {
       spawn.argv.push_back("--policy");
       spawn.argv.push_back(options.policy);
@@ -155,16 +187,31 @@ class RgpuMode : public SharingMode {
   ~RgpuMode() override { Finish(); }
   std::string name() const override { return "rgpu"; }
   std::string api() const override { return "opencl"; }
-  std::vector<std::string> WorkerEnv() const override {
-    return {"OCL_ICD_VENDORS=" + icd_dir_, "RGPU_SERVER=" + server_};
+  std::vector<std::string> WorkerEnv(int worker) const override {
+    std::vector<std::string> env = {"OCL_ICD_VENDORS=" + icd_dir_, "RGPU_SERVER=" + server_};
+    if (tenants_ > 0) {
+      if (worker < 0 || worker >= tenants_)
+        throw std::runtime_error("rgpu mode: worker " + std::to_string(worker) +
+                                 " has no tenant (" + std::to_string(tenants_) +
+                                 " in rgpud's config)");
+      env.push_back("RGPU_TOKEN=" + Token(worker));
+    }
+    return env;
   }
   std::vector<std::string> WorkerArgs() const override { return {"--platform=rgpu"}; }
   nlohmann::json Describe() const override {
     // The head names the device rgpud serves; the tail, read after the run, has the
     // per-session summaries (launches, slices, device time) when rgpud logs them.
-    return {{"rgpud_command", command_}, {"rgpu_server", server_}, {"icd_dir", icd_dir_},
-            {"rgpud_log_head", ReadHead(log_path_, 2000)},
-            {"rgpud_log_tail", ReadTail(log_path_, 6000)}};
+    nlohmann::json j = {{"rgpud_command", command_},
+                        {"rgpu_server", server_},
+                        {"icd_dir", icd_dir_},
+                        {"rgpud_log_head", ReadHead(log_path_, 2000)},
+                        {"rgpud_log_tail", ReadTail(log_path_, 6000)}};
+    if (tenants_ > 0) {
+      j["context_group"] = kGroup;
+      j["rgpud_config"] = config_text_;
+    }
+    return j;
   }
   void Finish() override {
     if (daemon_) daemon_->Terminate(SIGTERM, 5);
@@ -172,7 +219,22 @@ class RgpuMode : public SharingMode {
   }
 
  private:
-  std::string icd_dir_, dir_, server_, log_path_;
+  static std::string TenantId(int worker) { return "w" + std::to_string(worker); }
+  static std::string Token(int worker) { return "tok-" + TenantId(worker); }
+
+  static std::string GroupConfig(const fs::path& rgpud, int tenants) {
+    std::ostringstream config;
+    config << "# written by rgpu-lab run --context-group: tenant wN is the config's worker N\n";
+    for (int worker = 0; worker < tenants; ++worker)
+      config << "\n[[tenant]]\nid = \"" << TenantId(worker) << "\"\n"
+             << "token_hash = \"" << HashToken(rgpud, Token(worker)) << "\"\n"
+             << "priority = \"best-effort\"\nweight = 1.0\n"
+             << "context_group = \"" << kGroup << "\"\n";
+    return config.str();
+  }
+
+  std::string icd_dir_, dir_, server_, log_path_, config_text_;
+  int tenants_ = 0;  // > 0: a context group, with this many tenants in rgpud's config
   std::vector<std::string> command_;
   std::unique_ptr<ChildProcess> daemon_;
 };

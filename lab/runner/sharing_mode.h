@@ -8,7 +8,9 @@
 //              the compute mode and other GPU settings are never changed)
 //   opencl     separate OpenCL processes on a native platform (NVIDIA, PoCL)
 //   rgpu       OpenCL processes through an rgpud started here, via the rgpu
-//              ICD (OCL_ICD_VENDORS) and platform "rgpu"
+//              ICD (OCL_ICD_VENDORS) and platform "rgpu"; with context_group,
+//              every worker of a config is a tenant of its own and all of them
+//              share rgpud's context group "lab" (one device context)
 #pragma once
 
 #include <memory>
@@ -26,6 +28,8 @@ struct ModeOptions {
   std::string rgpud_path;      // rgpu mode: explicit rgpud binary (optional)
   std::string policy;          // rgpu mode: --policy for rgpud (optional)
   std::string log_dir;         // daemon logs go here
+  bool context_group = false;  // rgpu mode: all workers in one context group
+  int tenants = 0;             // rgpu mode with context_group: the most workers of one config
 };
 
 class SharingMode {
@@ -34,8 +38,10 @@ class SharingMode {
   virtual std::string name() const = 0;
   // "cuda" or "opencl": which worker runs the GPU kernels.
   virtual std::string api() const = 0;
-  // Environment and options every GPU worker gets in this mode.
-  virtual std::vector<std::string> WorkerEnv() const { return {}; }
+  // Environment and options every GPU worker gets in this mode. `worker` is its
+  // position among the processes of its config (0, 1, ...); only rgpu mode with a
+  // context group tells workers apart (each has a token of its own).
+  virtual std::vector<std::string> WorkerEnv(int worker) const { return {}; }
   virtual std::vector<std::string> WorkerArgs() const { return {}; }
   // Facts for the result file's environment header.
   virtual nlohmann::json Describe() const { return nlohmann::json::object(); }

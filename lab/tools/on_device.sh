@@ -5,7 +5,8 @@
 #   lab/tools/on_device.sh OUTDIR STEP...
 #
 # Each STEP is "SCENARIO:MODE[:extra rgpu-lab options, comma-separated[:TAG]]",
-# e.g. "seed000-persistent:mps" or "seed001-cpu-tenants:opencl:--cl-platform=NVIDIA".
+# e.g. "seed000-persistent:mps", "seed001-cpu-tenants:opencl:--cl-platform=NVIDIA" or
+# "seed000-tables1-2:rgpu:--policy=fair,--context-group" (options take the --key=value form).
 # Results land in OUTDIR/SCENARIO[-TAG]/MODE/; OUTDIR/device-log.txt has the setup.
 #
 # rgpu mode needs rgpud and the rgpu ICD. The GPU image lacks the server's
@@ -75,10 +76,18 @@ for step in "$@"; do
   step_limit=$(( left < ${STEP_TIMEOUT:-400} ? left : ${STEP_TIMEOUT:-400} ))
   IFS=: read -r scenario mode options tag <<<"$step"
   IFS=, read -ra opts <<<"${options:-}"
-  # rgpu runs under a policy land in MODE-POLICY/ (the runner's rule); so do their logs.
+  # rgpu runs land in rgpu[-POLICY][-group]/ (the runner's rule: --policy=POLICY,
+  # --context-group); so do their logs.
   label=$mode step_env=()
-  for o in "${opts[@]}"; do [[ $mode == rgpu && $o == --policy=* ]] && label=$mode-${o#--policy=}; done
   if [ "$mode" = rgpu ]; then
+    policy="" group=""
+    for o in "${opts[@]}"; do
+      case $o in
+        --policy=*) policy=-${o#--policy=} ;;
+        --context-group) group=-group ;;
+      esac
+    done
+    label=$mode$policy$group
     if [ ${#rgpu_env[@]} -eq 0 ]; then echo "== skipped (no $carry): $step" | tee -a "$log"; continue; fi
     step_env=("${rgpu_env[@]}")
     opts+=("--rgpu-build=$carry")
