@@ -235,6 +235,11 @@ int main(int argc, char** argv) try {
                  "fair: a held launch of at most one wave of work-items goes on the device as "
                  "one slice, not as a preemptible run (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--gate-chained", opt.sched.gate_chained,
+                 "fair: a held launch of one slice directly behind another goes onto the "
+                 "application's queue at once, waiting for a gate the dispatcher opens "
+                 "(1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

@@ -175,6 +175,13 @@ class SchedulerTest : public ::testing::Test {
   }
 
   // Every work-group of a held launch of `groups` ran exactly once across its runs.
+  // Launch records in the order they started on the device (LaunchesOf: as enqueued).
+  static std::vector<LaunchRecord> ByStart(std::vector<LaunchRecord> all) {
+    std::stable_sort(all.begin(), all.end(), [](const LaunchRecord& x, const LaunchRecord& y) {
+      return x.start_ns < y.start_ns;
+    });
+    return all;
+  }
   static void ExpectEveryGroupOnce(const std::vector<LaunchRecord>& runs, uint64_t groups) {
     std::vector<int> seen(groups, 0);
     for (auto& r : runs)
@@ -1035,7 +1042,7 @@ TEST_P(WholeWaveTest, OneWaveLaunchIsASliceTheNextFollows) {
     EXPECT_FALSE(runs[0].complete) << "the second launch was not queued behind the first";
   }
   dev_.RunUntilIdle();
-  runs = LaunchesOf(b);
+  runs = ByStart(LaunchesOf(b));  // a gated second launch was enqueued before the first went on
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_GE(runs[1].start_ns, runs[0].end_ns);
   EXPECT_EQ(UsageOf(b).chained, whole ? 1u : 0u);
@@ -1044,6 +1051,50 @@ TEST_P(WholeWaveTest, OneWaveLaunchIsASliceTheNextFollows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Option, WholeWaveTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
+
+// A held launch of one slice directly behind another goes onto the application's queue at
+// once, its kernel waiting for a gate that the dispatcher opens in its turn (gate_chained):
+// its event is the kernel's own, and the three launches still run one after another, each
+// once. Off: every slice goes on rgpud's queue.
+class GateChainedTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GateChainedTest, ChainedOneSliceLaunchWaitsOnTheApplicationsQueue) {
+  const bool gate = GetParam();
+  SchedulerOptions o;
+  o.gate_chained = gate;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 50'000'000);
+  dev_.SetGroupCost("b", 1'000'000);
+  Launch(a, 4);  // alone: direct, and it keeps a active
+  std::vector<LaunchResult> held;
+  for (int i = 0; i < 3; ++i) held.push_back(Launch(b, 4));  // held: one wave each
+  if (gate) {
+    // The simulated clock stands still: the first cannot end, and the others wait for it.
+    ASSERT_TRUE(dev_.WaitFor([](const auto& all) {
+      return std::count_if(all.begin(), all.end(), [](auto& l) { return l.kernel == "b"; }) == 3;
+    }));
+    for (auto& l : LaunchesOf(b))
+      EXPECT_FALSE(l.queue == b.app && l.complete) << "a gated launch ran before its turn";
+  }
+  dev_.RunUntilIdle();
+  auto runs = ByStart(LaunchesOf(b));  // gated ones were enqueued before the first went on
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].queue, b.exec);
+  for (size_t i = 1; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].queue, gate ? b.app : b.exec) << "launch " << i;
+    EXPECT_GE(runs[i].start_ns, runs[i - 1].end_ns)
+        << "launch " << i << " ran beside the one before";
+  }
+  for (auto& r : runs) EXPECT_TRUE(r.complete && r.groups == 4 && !r.run);
+  EXPECT_EQ(UsageOf(b).chained, 2u);
+  EXPECT_EQ(UsageOf(b).slices, 3u);
+  for (auto& l : held) EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE);
+}
+
+INSTANTIATE_TEST_SUITE_P(Option, GateChainedTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "On" : "Off"; });
 
 // Beside an active latency-critical tenant, launches of one wave go as slices while the

@@ -137,6 +137,10 @@ struct Scheduler::Held {
   int32_t status = CL_COMPLETE;
   BkEvent* gate = nullptr;  // user event the application's event waits on
   BkEvent* app_event = nullptr;  // the application's event (one reference)
+  // The kernel itself waits for `gate` on the application's queue, and its event is
+  // app_event (SchedulerOptions::gate_chained); gate_open: the dispatcher has set the gate.
+  bool gated = false;
+  bool gate_open = false;
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
   // Preemptible runs (slicer::PlanRun): `done`/`total` count work-groups; `next` is `total`
   // while a run is on the device (everything left is in it), else `done`.
@@ -619,31 +623,74 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   // Whether it may follow the held launch before it on its queue (SchedulerOptions::chain_held):
   // its wait list, if any, must name only that launch's event (checked below).
   const bool chainable = options_.chain_held && req.queue_in_order && req.queue_serial != 0;
-  auto gate = backend_->CreateUserEvent(req.context);
-  if (!gate.ok()) return gate.status();
-  // What the launch waits for: its wait list and, in an in-order queue, everything before it.
-  auto start = backend_->Marker(req.queue, req.waits);
-  if (!start.ok()) {
-    backend_->Release(proto::ObjType::Event, *gate);
-    return start.status();
-  }
-  // The application's event: completes when the last slice has.
-  BkEvent* gate_list[1] = {*gate};
-  auto done = backend_->Marker(req.queue, gate_list);
-  if (!done.ok()) {
-    backend_->Release(proto::ObjType::Event, *gate);
-    backend_->Release(proto::ObjType::Event, *start);
-    return done.status();
-  }
-  backend_->Flush(req.queue);
-
   auto h = std::make_shared<Held>();
   h->req = std::move(req);
   std::vector<BkEvent*> waited;  // the start marker waits for them; the held launch does not
   waited.swap(h->req.waits);
   h->tenant = TenantKey(h->req);
+  PlanHeld(*h);
+  auto unplan = [&] {
+    if (h->ctl) backend_->Release(proto::ObjType::Mem, h->ctl);
+  };
+  // Directly behind a held launch of the same queue: nothing else was enqueued between them,
+  // so what it waits for is that launch alone (also when its wait list names that launch's
+  // event, as libraries that chain kernels by events do), and rgpud's queue keeps their order.
+  std::shared_ptr<Held> behind;
+  if (chainable) {
+    std::lock_guard lk(mu_);
+    auto last = last_held_.find(h->req.queue_serial);
+    auto prev = last == last_held_.end() ? nullptr : last->second.lock();
+    if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command &&
+        std::all_of(waited.begin(), waited.end(), [&](BkEvent* w) { return w == prev->app_event; }))
+      behind = std::move(prev);
+  }
+  auto gate = backend_->CreateUserEvent(h->req.context);
+  if (!gate.ok()) return unplan(), gate.status();
   h->gate = *gate;
-  h->app_event = *done;
+  h->gated = behind && options_.gate_chained && h->sliceable && h->total == 1 && !h->preemptible;
+  if (h->gated) {
+    // One slice of one wave behind another held launch: the kernel itself goes on the
+    // application's queue now, behind the launch before it, waiting for the gate, which the
+    // dispatcher opens when it is its turn. Its event is the application's: two markers fewer
+    // than below, and the same order (SchedulerOptions::gate_chained).
+    std::vector<KernelArgValue> args = h->req.args;
+    if (h->req.slice_info) AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
+    BkEvent* gate_list[1] = {*gate};
+    auto kernel =
+        backend_->Launch(h->req.queue, h->req.kernel, args, h->req.range, gate_list, true);
+    if (!kernel.ok()) {
+      backend_->Release(proto::ObjType::Event, *gate);
+      return unplan(), kernel.status();
+    }
+    h->app_event = *kernel;
+  } else {
+    // What the launch waits for: its wait list and, in an in-order queue, everything before it.
+    auto start = backend_->Marker(h->req.queue, waited);
+    if (!start.ok()) {
+      backend_->Release(proto::ObjType::Event, *gate);
+      return unplan(), start.status();
+    }
+    // The application's event: completes when the last slice has.
+    BkEvent* gate_list[1] = {*gate};
+    auto done = backend_->Marker(h->req.queue, gate_list);
+    if (!done.ok()) {
+      backend_->Release(proto::ObjType::Event, *gate);
+      backend_->Release(proto::ObjType::Event, *start);
+      return unplan(), done.status();
+    }
+    h->app_event = *done;
+    backend_->OnComplete(
+        *start,
+        [this, h](int32_t status) {
+          std::lock_guard lk(mu_);
+          h->ready = true;
+          if (status < 0) h->status = status;
+          Wake();
+        },
+        Urgency::kUrgent);
+    backend_->Release(proto::ObjType::Event, *start);
+  }
+  backend_->Flush(h->req.queue);
   backend_->Retain(proto::ObjType::Event, h->app_event);  // compared with later wait lists
   // Keep what the launch names alive until it has run, whatever the session releases.
   backend_->Retain(proto::ObjType::Kernel, h->req.sched_kernel);
@@ -651,40 +698,24 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
     if (a.kind == KernelArgValue::Kind::Sampler) backend_->Retain(proto::ObjType::Sampler, a.sampler);
   }
-  PlanHeld(*h);
   {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(h->req);
     if (!h->sliceable && !h->preemptible) st.usage.unsliceable++;
     if (chainable) {
-      // Directly behind a held launch of the same queue: nothing else was enqueued between
-      // them, so what it waits for is that launch alone (also when its wait list names that
-      // launch's event, as libraries that chain kernels by events do), and rgpud's queue keeps
-      // their order.
-      auto& last = last_held_[h->req.queue_serial];
-      auto prev = last.lock();
-      if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command &&
-          std::all_of(waited.begin(), waited.end(),
-                      [&](BkEvent* w) { return w == prev->app_event; }))
-        h->behind = std::move(prev);
-      last = h;
+      if (behind && !behind->cancelled) h->behind = std::move(behind);
+      last_held_[h->req.queue_serial] = h;
     }
+    // Gated, it is ready now: the application's queue orders it behind the launch before it,
+    // and the dispatcher opens its gate only once that one is all out (Candidate).
+    if (h->gated) h->ready = true;
     st.queue.push_back(h);
     cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
     group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
     narrow_.try_emplace(h->req.sched_kernel);
+    if (h->gated) Wake();
   }
-  backend_->OnComplete(
-      *start,
-      [this, h](int32_t status) {
-        std::lock_guard lk(mu_);
-        h->ready = true;
-        if (status < 0) h->status = status;
-        Wake();
-      },
-      Urgency::kUrgent);
-  backend_->Release(proto::ObjType::Event, *start);
-  return LaunchResult{*done, h->times};
+  return LaunchResult{h->app_event, h->gated ? nullptr : h->times};
 }
 
 void Scheduler::PlanHeld(Held& h) {
@@ -924,6 +955,10 @@ bool Scheduler::FinishOneOver(std::unique_lock<std::mutex>& lk) {
       // if not, it waits for the driver's word (its `ready`), as any other launch does.
       Held& next = *st.queue.front();
       if (held->status >= 0 && !held->cancelled) next.ready = true;
+      // Gated, it has no start marker to report the failure: it fails here, its gate set to
+      // the error, so that its kernel never runs.
+      else if (next.gated && !next.gate_open && next.status >= 0)
+        next.status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
       next.behind.reset();
     }
     lk.unlock();
@@ -1042,8 +1077,8 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   if (!pick) return false;
   auto h = Candidate(*pick);  // PickTenant found it dispatchable
   if (!DeviceTakes(pick, *h, lc.active)) return false;
-  if (!h->ready) {
-    // Chained: it follows the launch before it on rgpud's queue.
+  if (!h->ready || h->gated) {
+    // Chained: it follows the launch before it on rgpud's queue (gated: on the application's).
     h->ready = true;
     pick->usage.chained++;
   }
@@ -1099,6 +1134,22 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
 }
 
 void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq) {
+  if (h->gated) {
+    // Its kernel waits on the application's queue: opening the gate puts it on the device.
+    BkEvent* ev = h->app_event;
+    {
+      std::lock_guard g(mu_);
+      backend_->Retain(proto::ObjType::Event, ev);
+      launching_->event = ev;
+      slice_events_.push_back(*launching_);
+      launching_.reset();
+      h->gate_open = true;
+    }
+    backend_->SetUserEventStatus(h->gate, CL_COMPLETE);
+    backend_->OnComplete(
+        ev, [this, h, count, seq, ev](int32_t st) { SliceDone(h, count, seq, st, ev); }, h->watch);
+    return;
+  }
   std::vector<KernelArgValue> args = h->req.args;
   NDRange range = h->req.range;
   if (h->sliceable) {
@@ -1359,7 +1410,7 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
 
 void Scheduler::Finish(Held& h, int32_t status) {
   if (h.times->start != 0) h.times->MarkReady();
-  backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
+  if (!h.gate_open) backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
   backend_->Release(proto::ObjType::Event, h.gate);
   backend_->Release(proto::ObjType::Event, h.app_event);
   backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);

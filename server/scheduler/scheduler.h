@@ -137,6 +137,11 @@ struct SchedulerOptions {
   // as a preemptible run: no control words to write before it and read after it, and the
   // next held launch of its queue may chain onto it (chain_held), which never follows a run.
   bool whole_wave = true;
+  // fair: such a held launch of one slice that follows another (chain_held) goes onto the
+  // application's queue at once, its kernel waiting for a user event that the dispatcher sets
+  // when it is its turn: the kernel's own event is the application's, and no markers are made
+  // around it (each costs NVIDIA's driver about what a launch does).
+  bool gate_chained = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
