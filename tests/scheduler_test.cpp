@@ -1090,6 +1090,7 @@ TEST_P(GateChainedTest, ChainedOneSliceLaunchWaitsOnTheApplicationsQueue) {
   }
   for (auto& r : runs) EXPECT_TRUE(r.complete && r.groups == 4 && !r.run);
   EXPECT_EQ(UsageOf(b).chained, 2u);
+  EXPECT_EQ(UsageOf(b).gated, gate ? 2u : 0u);
   EXPECT_EQ(UsageOf(b).slices, 3u);
   for (auto& l : held) EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE);
 }

@@ -200,10 +200,10 @@ Scheduler::~Scheduler() {
     spdlog::info(
         "tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
         "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
-        "{} chained",
+        "{} chained ({} gated)",
         key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
         st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices,
-        st.usage.overruns, st.usage.chained);
+        st.usage.overruns, st.usage.chained, st.usage.gated);
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -1081,6 +1081,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     // Chained: it follows the launch before it on rgpud's queue (gated: on the application's).
     h->ready = true;
     pick->usage.chained++;
+    if (h->gated) pick->usage.gated++;
   }
   const bool beside_lc = lc.active && pick->priority != Priority::LatencyCritical;
   const size_t first = h->next;
@@ -1454,9 +1455,9 @@ void Scheduler::CancelSession(uint64_t session_id) {
     spdlog::info(
         "session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
         "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
-        "{} chained",
+        "{} chained ({} gated)",
         session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
-        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns, u.chained);
+        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns, u.chained, u.gated);
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }

@@ -225,6 +225,9 @@ struct SchedUsage {
   // Fair: held launches that went on the device behind the one before them on their queue
   // before the driver reported that one complete (SchedulerOptions::chain_held).
   uint64_t chained = 0;
+  // Fair: of those, launches that waited on the application's queue behind a gate
+  // (SchedulerOptions::gate_chained).
+  uint64_t gated = 0;
 };
 
 class Scheduler {

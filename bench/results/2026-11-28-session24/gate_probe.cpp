@@ -1,6 +1,7 @@
 // Session 24: how long NVIDIA's OpenCL takes to complete a marker that waits on a user event,
 // once the user event is set (rgpud's held launches: the application's event is such a marker,
-// set when the last slice completes). Build: g++ -O2 -std=c++20 -o gate_probe gate_probe.cpp -lOpenCL
+// set when the last slice completes). Build: g++ -O2 -std=c++20 -o gate_probe gate_probe.cpp
+// -lOpenCL
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -30,8 +31,10 @@ int main() {
   cl_uint np = 0;
   clGetPlatformIDs(8, ps, &np);
   cl_device_id dev = nullptr;
-  for (cl_uint i = 0; i < np && !dev; ++i) clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_GPU, 1, &dev, nullptr);
-  for (cl_uint i = 0; i < np && !dev; ++i) clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &dev, nullptr);
+  for (cl_uint i = 0; i < np && !dev; ++i)
+    clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_GPU, 1, &dev, nullptr);
+  for (cl_uint i = 0; i < np && !dev; ++i)
+    clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &dev, nullptr);
   if (!dev) return std::puts("no device"), 1;
   char name[256];
   clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, nullptr);
@@ -77,7 +80,8 @@ int main() {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
     auto t4 = Clock::now();
     clSetUserEventStatus(u, CL_COMPLETE);
-    while (g_cb.load() == 0) {}
+    while (g_cb.load() == 0) {
+    }
     auto t5 = Clock::time_point(Clock::duration(g_cb.load()));
     clReleaseEvent(m);
     clReleaseEvent(u);
@@ -88,8 +92,12 @@ int main() {
     clFlush(app);
     auto t6 = Clock::now();
     clEnqueueNDRangeKernel(exec, k, 1, nullptr, &g, nullptr, 0, nullptr, &ke);
-    clSetEventCallback(ke, CL_COMPLETE, [](cl_event, cl_int, void* p) {
-      clSetUserEventStatus(static_cast<cl_event>(p), CL_COMPLETE); }, u);
+    clSetEventCallback(
+        ke, CL_COMPLETE,
+        [](cl_event, cl_int, void* p) {
+          clSetUserEventStatus(static_cast<cl_event>(p), CL_COMPLETE);
+        },
+        u);
     clFlush(exec);
     clWaitForEvents(1, &m);
     auto t7 = Clock::now();
