@@ -21,13 +21,14 @@ import tempfile
 MODES = ["native", "fifo", "fair"]
 US = 1000  # --quick's LC kernel length
 LC_SOLOS = [f"mx_lc_{a}_{US}" for a in ("periodic", "poisson", "bursty", "pareto")]
-BE_SOLOS = [f"mx_be_{k}" for k in ("short", "membound", "long", "opaque", "brief")]
+BE_SOLOS = [f"mx_be_{k}" for k in ("short", "membound", "long", "opaque", "brief", "tiny")]
 CELLS = {
     f"mx_periodic_{US}_short": ["lc", "be"],
     f"mx_poisson_{US}_membound": ["lc", "be"],
     f"mx_bursty_{US}_long": ["lc", "be"],
     f"mx_pareto_{US}_opaque": ["lc", "be"],
     f"mx_periodic_{US}_brief": ["lc", "be"],
+    f"mx_poisson_{US}_tiny": ["lc", "be"],
     f"mx_2lc2be_poisson_{US}": ["lc", "lc2", "be", "be2"],
 }
 EXPECTED = {**{s: ["lc"] for s in LC_SOLOS}, **{s: ["be"] for s in BE_SOLOS}, **CELLS}

@@ -266,7 +266,7 @@ struct Options {
   rgpu::bench::matrix::Shape shape;
   double lc_gap_ms = 4;
   uint64_t seed = 1;
-  double be_short_ms = 15, be_long_ms = 25, be_brief_ms = 0.2;
+  double be_short_ms = 15, be_long_ms = 25, be_brief_ms = 0.2, be_tiny_ms = 0.03;
   size_t be_short_groups_per_cu = 64;
   double be_mem_mib = 2048;  // both buffers of the membound kernel together
   int be_depth = 2;
@@ -649,7 +649,8 @@ void Bench::CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios
                     {"groups", opt_.be_short_groups_per_cu * cu},
                     {"target_ms", opt_.be_short_ms}},
                    {{"name", "long"}, {"groups", cu}, {"target_ms", opt_.be_long_ms}},
-                   {{"name", "brief"}, {"groups", brief_groups}, {"target_ms", opt_.be_brief_ms}}});
+                   {{"name", "brief"}, {"groups", brief_groups}, {"target_ms", opt_.be_brief_ms}},
+                   {{"name", "tiny"}, {"groups", brief_groups}, {"target_ms", opt_.be_tiny_ms}}});
   std::vector<int> lengths;
   for (const auto& sc : scenarios)
     if (rgpu::bench::matrix::IsMatrix(sc))
@@ -932,6 +933,7 @@ json Bench::OptionsJson() const {
             {"be_short_groups_per_cu", opt_.be_short_groups_per_cu},
             {"be_long_ms", opt_.be_long_ms},
             {"be_brief_ms", opt_.be_brief_ms},
+            {"be_tiny_ms", opt_.be_tiny_ms},
             {"be_mem_mib", opt_.be_mem_mib},
             {"be_depth", opt_.be_depth}}}};
 }
@@ -1157,6 +1159,11 @@ std::string MatrixEnvironmentRows(const json& doc) {
     md << "; brief: " << br["groups"] << " groups (one wave) x " << br["iters"]
        << " iterations = " << Fmt(br["device_ms"].get<double>(), 3) << " ms";
   }
+  if (mc["spins"].contains("tiny")) {
+    const json& ti = mc["spins"]["tiny"];
+    md << "; tiny: " << ti["groups"] << " groups (one wave) x " << ti["iters"]
+       << " iterations = " << Fmt(ti["device_ms"].get<double>(), 3) << " ms";
+  }
   md << " |\n";
   return md.str();
 }
@@ -1369,7 +1376,7 @@ int main(int argc, char** argv) {
   auto* lcdef = mx->add_option("--lc-default-us", o.shape.default_lc_us, "LC kernel length (µs) of every arrival process and 2lc2be")
       ->capture_default_str();
   mx->add_option("--arrivals", o.shape.arrivals, "periodic, poisson, bursty, pareto")->delimiter(',')->capture_default_str();
-  mx->add_option("--be-kinds", o.shape.be_kinds, "short, membound, long, opaque, brief")
+  mx->add_option("--be-kinds", o.shape.be_kinds, "short, membound, long, opaque, brief, tiny")
       ->delimiter(',')
       ->capture_default_str();
   auto* bsh = mx->add_option("--be-short-ms", o.be_short_ms, "BE short: device time of one launch")->capture_default_str();
@@ -1380,6 +1387,9 @@ int main(int argc, char** argv) {
   auto* bbr = mx->add_option("--be-brief-ms", o.be_brief_ms,
                              "BE brief: device time of one launch (one wave)")
                   ->capture_default_str();
+  auto* bti =
+      mx->add_option("--be-tiny-ms", o.be_tiny_ms, "BE tiny: device time of one launch (one wave)")
+          ->capture_default_str();
   auto* bmem = mx->add_option("--be-mem-mib", o.be_mem_mib, "BE membound: both saxpy buffers together, MiB")->capture_default_str();
   mx->add_option("--be-depth", o.be_depth, "BE: launches in flight")->capture_default_str();
   mx->add_option("--baseline", o.baseline,
@@ -1406,6 +1416,7 @@ int main(int argc, char** argv) {
       if (!bsh->count()) o.be_short_ms = 5;
       if (!blo->count()) o.be_long_ms = 10;
       if (!bbr->count()) o.be_brief_ms = 1;
+      if (!bti->count()) o.be_tiny_ms = 0.2;
       if (!bmem->count()) o.be_mem_mib = 32;
     }
     if (!app.get_option("--scenarios")->count())

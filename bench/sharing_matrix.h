@@ -35,9 +35,11 @@ extern const char* const kSpinSource;
 
 inline const std::vector<std::string> kArrivals{"periodic", "poisson", "bursty", "pareto"};
 // short: many work-groups, launches of 15 ms; brief: launches of one wave (every work-group
-// on the device at once) of 0.2 ms; membound: saxpy over 2 GiB; long: one work-group of 25 ms
-// per compute unit; opaque: short's grid from a program binary, which rgpud cannot cut.
-inline const std::vector<std::string> kBeKinds{"short", "membound", "long", "opaque", "brief"};
+// on the device at once) of 0.2 ms; tiny: the same of 30 us; membound: saxpy over 2 GiB; long:
+// one work-group of 25 ms per compute unit; opaque: short's grid from a program binary, which
+// rgpud cannot cut.
+inline const std::vector<std::string> kBeKinds{"short",  "membound", "long",
+                                               "opaque", "brief",    "tiny"};
 
 // Due times of the requests of one LC tenant, in ms from the start, up to `duration_s`, with
 // a mean gap of `mean_gap_ms` (the same for every process):
