@@ -1089,7 +1089,10 @@ TEST_P(GateChainedTest, ChainedOneSliceLaunchWaitsOnTheApplicationsQueue) {
         << "launch " << i << " ran beside the one before";
   }
   for (auto& r : runs) EXPECT_TRUE(r.complete && r.groups == 4 && !r.run);
-  EXPECT_EQ(UsageOf(b).chained, 2u);
+  // Gated launches count as chained. Off, a launch counts only when the dispatcher reached it
+  // before its start marker completed, which depends on thread timing (the clock moves in
+  // RunUntilIdle): not asserted.
+  if (gate) EXPECT_EQ(UsageOf(b).chained, 2u);
   EXPECT_EQ(UsageOf(b).gated, gate ? 2u : 0u);
   EXPECT_EQ(UsageOf(b).slices, 3u);
   for (auto& l : held) EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE);
