@@ -68,6 +68,10 @@ void AppendHidden(std::vector<KernelArgValue>& args, const cl_ulong16& launch, B
 }
 
 // Work-items of a launch (its global size).
+// Every measured cost (a kernel's launches, slices, work-groups, narrow runs) is this running
+// average of its samples, so that one sample moves it by less than a third.
+double Ewma(double average, double sample) { return 0.7 * average + 0.3 * sample; }
+
 size_t WorkItems(const NDRange& r) {
   size_t items = 1;
   for (uint32_t i = 0; i < r.dims; ++i) items *= r.global[i];
@@ -1325,17 +1329,17 @@ void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkE
         spdlog::info("narrow runs of kernel {}: {} work-groups per compute unit, {} in all: {:.0f} us",
                      static_cast<const void*>(h->req.sched_kernel), kNarrowWidths[size.narrow], size.groups,
                      measured / 1000);
-      ns = ns > 0 ? 0.7 * ns + 0.3 * measured : measured;
+      ns = ns > 0 ? Ewma(ns, measured) : measured;
     }
   }
   // A launch of one wave that ran whole in this run measures its wave as a slice would
-  // (cost_ns_, which WholeWave asks). Without this, one slow sample (a launch that met a
-  // context switch) sent a kernel of 30 us waves to runs for good beside an LC tenant, and
-  // runs never corrected it: its tenant kept 0.14 of native (H200, session 24, call 1).
+  // (cost_ns_, which WholeWave asks). Without this, one slow sample (its cause not traced)
+  // sent a kernel of 30 us waves to runs for good beside an LC tenant, and runs never
+  // corrected it: its tenant kept 0.14 of native (H200, session 24, call 1).
   if (before == 0 && h->done == h->total && timed && t.end > t.start &&
       WorkItems(h->req.range) <= wave_items_)
     if (auto c = cost_ns_.find(h->req.sched_kernel); c != cost_ns_.end() && c->second > 0)
-      c->second = 0.7 * c->second + 0.3 * static_cast<double>(t.end - t.start);
+      c->second = Ewma(c->second, static_cast<double>(t.end - t.start));
   auto it = tenants_.find(h->tenant);
   if (it != tenants_.end()) {
     it->second.usage.runs++;
@@ -1355,7 +1359,7 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
     auto& costs = h.preemptible ? group_cost_ns_ : cost_ns_;
     auto c = costs.find(h.req.sched_kernel);
     if (pieces > 0 && c != costs.end())
-      c->second = c->second > 0 ? 0.7 * c->second + 0.3 * ns / pieces : ns / pieces;
+      c->second = c->second > 0 ? Ewma(c->second, ns / pieces) : ns / pieces;
     auto& times = *h.times;
     if (times.start == 0 || t->start < times.start) {
       times.start = t->start;
@@ -1484,7 +1488,7 @@ void Scheduler::UpdateLaunchCost(const CostKey& key, double ns) {
   auto c = k->second.find(key.items);
   if (c == k->second.end()) return;
   LaunchCost& cost = c->second;
-  cost.ns = cost.measured ? 0.7 * cost.ns + 0.3 * ns : ns;
+  cost.ns = cost.measured ? Ewma(cost.ns, ns) : ns;
   cost.measured = true;
 }
 
