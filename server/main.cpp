@@ -240,6 +240,10 @@ int main(int argc, char** argv) try {
                  "application's queue at once, waiting for a gate the dispatcher opens "
                  "(1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--gate-first", opt.sched.gate_first,
+                 "fair: the same for a held launch of one slice with nothing unfinished before "
+                 "it on its in-order queue and in its wait list (1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

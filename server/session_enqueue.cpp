@@ -87,6 +87,19 @@ Status Session::ResolveCommand(Command& c) {
   return Status::Ok();
 }
 
+bool Session::QueueDoneBefore(const Command& c) {
+  const QueueRecord& q = *c.queue_record;
+  // Only the command just before this one counts; one the session cannot tell (a launch
+  // without an event, a command that failed) leaves it unknown.
+  if (!q.in_order || q.judged_command == 0 || q.judged_command + 1 != c.number) return false;
+  if (q.judged_seq == 0) return true;
+  auto it = std::lower_bound(checkpoints_.begin(), checkpoints_.end(), q.judged_seq,
+                             [](const Checkpoint& cp, uint64_t seq) { return cp.seq < seq; });
+  // Released by ReapUnfinished, which releases complete checkpoints only.
+  if (it == checkpoints_.end() || it->seq != q.judged_seq) return true;
+  return server_->backend().EventStatus(it->event) == CL_COMPLETE;
+}
+
 Status Session::Fail(const Command& c, const Status& s) {
   return CommandFailed(*c.frame, c.head.queue, c.head.event, s);
 }
@@ -101,6 +114,10 @@ Status Session::EndCommand(const Command& c, Result<BkEvent*> ev, std::shared_pt
   if (!ev.ok()) return Fail(c, ev.status());
   // Backpressure (WaitForRoom) counts what the device has not finished.
   TrackUnfinished(*ev);
+  if (*ev) {
+    c.queue_record->judged_command = c.number;
+    c.queue_record->judged_seq = issued_;  // its checkpoint's
+  }
   if (c.head.event == 0) {
     if (*ev) server_->backend().Release(ObjType::Event, *ev);  // a launch may have none
     return Status::Ok();
@@ -126,7 +143,12 @@ Status Session::ReadAndAnswer(Command& c, uint64_t size, const Read& read) {
   auto ev = read(dst, inline_read, want_event);
   if (!ev.ok()) return Fail(c, ev.status());
   AnswerRead(c, *ev, dst, inline_read);
-  if (!*ev) return Status::Ok();
+  if (!*ev) {
+    // Waited for here: it and everything before it on an in-order queue are complete.
+    c.queue_record->judged_command = c.number;
+    c.queue_record->judged_seq = 0;
+    return Status::Ok();
+  }
   return EndCommand(c, ev);
 }
 
@@ -438,8 +460,10 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   Copy3(m.local, req.range.local);
   req.waits = c.waits;
   req.want_event = c.head.event != 0;
-  if (server_->sched_options().policy == Policy::Fair)
+  if (server_->sched_options().policy == Policy::Fair) {
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
+    req.queue_done_before = QueueDoneBefore(c);
+  }
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   stamps::Mark(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));

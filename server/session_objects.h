@@ -38,6 +38,11 @@ struct QueueRecord : RecordOf<proto::ObjType::Queue, BkQueue> {
   // (LaunchRequest::queue_serial).
   uint64_t serial = 0;
   uint64_t commands = 0;
+  // The last command on it whose completion the session can tell (its number; 0: none), and
+  // its checkpoint's place among the commands issued (0: it was complete when answered, as a
+  // read waited for in rgpud). See Session::QueueDoneBefore.
+  uint64_t judged_command = 0;
+  uint64_t judged_seq = 0;
 };
 
 // Buffers, sub-buffers and images.

@@ -2,9 +2,9 @@
 # Runs a command (under with_rgpud.sh) and then checks that rgpud really sliced launches
 # (EXPECT=slices, the default), stopped preemptible runs part-way (EXPECT=preempted) or put a
 # held launch on the device behind the one before it on its queue before that one had ended
-# (EXPECT=chained), the latter on the application's queue behind a gate (EXPECT=gated); EXPECT
-# may name several, space-separated. A test whose launches all ran
-# whole would prove nothing.
+# (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
+# nothing unfinished before it on its queue (EXPECT=gated_first); EXPECT may name several,
+# space-separated. A test whose launches all ran whole would prove nothing.
 set -u
 "$@"
 rc=$?
@@ -16,7 +16,8 @@ for want in ${EXPECT:-slices}; do
     slices) pattern="[1-9][0-9]* slices" ;;
     preempted) pattern="\([1-9][0-9]* preempted\)" ;;
     chained) pattern="[1-9][0-9]* chained" ;;
-    gated) pattern="\([1-9][0-9]* gated\)" ;;
+    gated) pattern="[1-9][0-9]* gated" ;;
+    gated_first) pattern="\([1-9][0-9]* first on their queue\)" ;;
     *) echo "unknown EXPECT: $want"; exit 2 ;;
   esac
   if ! grep -E "scheduling \(.*$pattern" "$RGPUD_LOG" >/dev/null; then

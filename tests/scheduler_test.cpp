@@ -35,6 +35,8 @@ struct TenantSetup {
   BkMem* arg = nullptr;
   slicer::KernelInfo info;
   uint64_t commands = 0;  // enqueued on `app` so far, as the session counts them
+  // What the session says of the next launch: everything before it on `app` is complete.
+  bool queue_done_before = false;
 };
 
 class SchedulerTest : public ::testing::Test {
@@ -107,6 +109,7 @@ class SchedulerTest : public ::testing::Test {
     req.queue = t.app;
     req.queue_serial = t.session;  // one application queue per tenant here
     req.queue_command = ++t.commands;
+    req.queue_done_before = t.queue_done_before;
     req.exec_queue = t.exec;
     req.ctl_queue = t.ctl;
     req.kernel = t.kernel;
@@ -1092,13 +1095,61 @@ TEST_P(GateChainedTest, ChainedOneSliceLaunchWaitsOnTheApplicationsQueue) {
   // Gated launches count as chained. Off, a launch counts only when the dispatcher reached it
   // before its start marker completed, which depends on thread timing (the clock moves in
   // RunUntilIdle): not asserted.
-  if (gate) EXPECT_EQ(UsageOf(b).chained, 2u);
+  if (gate) {
+    EXPECT_EQ(UsageOf(b).chained, 2u);
+  }
   EXPECT_EQ(UsageOf(b).gated, gate ? 2u : 0u);
   EXPECT_EQ(UsageOf(b).slices, 3u);
   for (auto& l : held) EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE);
 }
 
 INSTANTIATE_TEST_SUITE_P(Option, GateChainedTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
+
+// A closed loop, each held launch of one wave enqueued once the one before it has completed:
+// with nothing unfinished before it on its queue (as the session says) it goes onto the
+// application's queue at once behind a gate (gate_first), as a chained one does; not when the
+// session cannot say, nor with the option off.
+class GateFirstTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GateFirstTest, ClosedLoopLaunchWaitsOnTheApplicationsQueue) {
+  const bool gate = GetParam();
+  SchedulerOptions o;
+  o.gate_first = gate;
+  Start(o);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 20'000);  // waves of 20 us: one slice each beside the LC tenant
+  Launch(lc, 4);  // active from now on (b's launches take a millisecond in all): b's are held
+  dev_.RunUntilIdle();
+  constexpr int kLoops = 4;
+  for (int i = 0; i < kLoops; ++i) {
+    b.queue_done_before = i != 2;  // the third: the session cannot tell
+    auto l = Launch(b, 4);
+    if (gate && i != 2) {
+      // The simulated clock stands still: the gated kernel is enqueued but has not run.
+      ASSERT_TRUE(dev_.WaitFor([&](const auto& all) {
+        return std::count_if(all.begin(), all.end(), [](auto& r) { return r.kernel == "b"; }) ==
+               i + 1;
+      }));
+      EXPECT_EQ(LaunchesOf(b).back().queue, b.app);
+    }
+    dev_.RunUntilIdle();
+    EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE) << "launch " << i;
+  }
+  auto runs = ByStart(LaunchesOf(b));
+  ASSERT_EQ(runs.size(), static_cast<size_t>(kLoops));
+  for (int i = 0; i < kLoops; ++i) {
+    EXPECT_EQ(runs[i].queue, gate && i != 2 ? b.app : b.exec) << "launch " << i;
+    EXPECT_TRUE(runs[i].complete && runs[i].groups == 4 && !runs[i].run) << "launch " << i;
+  }
+  EXPECT_EQ(UsageOf(b).gated, gate ? 3u : 0u);
+  EXPECT_EQ(UsageOf(b).gated_first, gate ? 3u : 0u);
+  EXPECT_EQ(UsageOf(b).chained, 0u);
+  EXPECT_EQ(UsageOf(b).slices, static_cast<uint64_t>(kLoops));
+}
+
+INSTANTIATE_TEST_SUITE_P(Option, GateFirstTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "On" : "Off"; });
 
 // Beside an active latency-critical tenant, launches of one wave go as slices while the

@@ -142,8 +142,10 @@ struct Scheduler::Held {
   BkEvent* gate = nullptr;  // user event the application's event waits on
   BkEvent* app_event = nullptr;  // the application's event (one reference)
   // The kernel itself waits for `gate` on the application's queue, and its event is
-  // app_event (SchedulerOptions::gate_chained); gate_open: the dispatcher has set the gate.
+  // app_event (SchedulerOptions::gate_chained); gate_open: the dispatcher has set the gate;
+  // gated_first: gated with no held launch before it (SchedulerOptions::gate_first).
   bool gated = false;
+  bool gated_first = false;
   bool gate_open = false;
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
   // Preemptible runs (slicer::PlanRun): `done`/`total` count work-groups; `next` is `total`
@@ -204,10 +206,10 @@ Scheduler::~Scheduler() {
     spdlog::info(
         "tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
         "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
-        "{} chained ({} gated)",
+        "{} chained, {} gated ({} first on their queue)",
         key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
         st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices,
-        st.usage.overruns, st.usage.chained, st.usage.gated);
+        st.usage.overruns, st.usage.chained, st.usage.gated, st.usage.gated_first);
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -640,23 +642,36 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   // so what it waits for is that launch alone (also when its wait list names that launch's
   // event, as libraries that chain kernels by events do), and rgpud's queue keeps their order.
   std::shared_ptr<Held> behind;
+  bool behind_over = false;  // it has ended, though the dispatcher has not dropped it yet
   if (chainable) {
     std::lock_guard lk(mu_);
     auto last = last_held_.find(h->req.queue_serial);
     auto prev = last == last_held_.end() ? nullptr : last->second.lock();
     if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command &&
-        std::all_of(waited.begin(), waited.end(), [&](BkEvent* w) { return w == prev->app_event; }))
+        std::all_of(waited.begin(), waited.end(),
+                    [&](BkEvent* w) { return w == prev->app_event; })) {
+      behind_over = prev->in_flight == 0 && prev->done >= prev->total && prev->status >= 0;
       behind = std::move(prev);
+    }
   }
   auto gate = backend_->CreateUserEvent(h->req.context);
   if (!gate.ok()) return unplan(), gate.status();
   h->gate = *gate;
-  h->gated = behind && options_.gate_chained && h->sliceable && h->total == 1 && !h->preemptible;
+  const bool one_slice = h->sliceable && h->total == 1 && !h->preemptible;
+  // Nothing left before it to wait for (a held launch before it that has ended counts as
+  // nothing): the gate alone holds it.
+  const bool nothing_before =
+      one_slice && options_.gate_first && h->req.queue_done_before && (!behind || behind_over) &&
+      std::all_of(waited.begin(), waited.end(),
+                  [&](BkEvent* w) { return backend_->EventStatus(w) == CL_COMPLETE; });
+  if (nothing_before) behind.reset();
+  h->gated_first = nothing_before;
+  h->gated = h->gated_first || (one_slice && behind && options_.gate_chained);
   if (h->gated) {
-    // One slice of one wave behind another held launch: the kernel itself goes on the
-    // application's queue now, behind the launch before it, waiting for the gate, which the
-    // dispatcher opens when it is its turn. Its event is the application's: two markers fewer
-    // than below, and the same order (SchedulerOptions::gate_chained).
+    // One slice of one wave behind another held launch, or with nothing unfinished before
+    // it: the kernel itself goes on the application's queue now, waiting for the gate, which
+    // the dispatcher opens when it is its turn. Its event is the application's: two markers
+    // fewer than below, and the same order (SchedulerOptions::gate_chained, gate_first).
     std::vector<KernelArgValue> args = h->req.args;
     if (h->req.slice_info) AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
     BkEvent* gate_list[1] = {*gate};
@@ -1081,12 +1096,13 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   if (!pick) return false;
   auto h = Candidate(*pick);  // PickTenant found it dispatchable
   if (!DeviceTakes(pick, *h, lc.active)) return false;
-  if (!h->ready || h->gated) {
+  if (!h->ready || (h->gated && !h->gated_first)) {
     // Chained: it follows the launch before it on rgpud's queue (gated: on the application's).
     h->ready = true;
     pick->usage.chained++;
-    if (h->gated) pick->usage.gated++;
   }
+  if (h->gated) pick->usage.gated++;
+  if (h->gated_first) pick->usage.gated_first++;
   const bool beside_lc = lc.active && pick->priority != Priority::LatencyCritical;
   const size_t first = h->next;
   size_t count = SliceCount(*h, beside_lc);
@@ -1459,9 +1475,10 @@ void Scheduler::CancelSession(uint64_t session_id) {
     spdlog::info(
         "session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
         "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
-        "{} chained ({} gated)",
+        "{} chained, {} gated ({} first on their queue)",
         session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
-        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns, u.chained, u.gated);
+        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns, u.chained, u.gated,
+        u.gated_first);
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }

@@ -142,6 +142,10 @@ struct SchedulerOptions {
   // when it is its turn: the kernel's own event is the application's, and no markers are made
   // around it (each costs NVIDIA's driver about what a launch does).
   bool gate_chained = true;
+  // fair: the same for a held launch of one slice that is first on its queue: everything
+  // before it on its in-order queue is complete (LaunchRequest::queue_done_before) and so is
+  // every event it waits for, as in a closed loop that waits for each launch before the next.
+  bool gate_first = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -200,6 +204,9 @@ struct LaunchRequest {
   // on it: a held launch whose number follows that of the held launch before it on the same
   // in-order queue may go on the device behind it (SchedulerOptions::chain_held).
   uint64_t queue_serial = 0, queue_command = 0;
+  // Every command before it on its in-order queue is complete, as far as the session knows
+  // (false: unknown). SchedulerOptions::gate_first.
+  bool queue_done_before = false;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };
@@ -225,9 +232,11 @@ struct SchedUsage {
   // Fair: held launches that went on the device behind the one before them on their queue
   // before the driver reported that one complete (SchedulerOptions::chain_held).
   uint64_t chained = 0;
-  // Fair: of those, launches that waited on the application's queue behind a gate
-  // (SchedulerOptions::gate_chained).
+  // Fair: launches that waited on the application's queue behind a gate: chained ones
+  // (SchedulerOptions::gate_chained) and those first on their queue (gated_first,
+  // SchedulerOptions::gate_first).
   uint64_t gated = 0;
+  uint64_t gated_first = 0;
 };
 
 class Scheduler {
