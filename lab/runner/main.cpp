@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
 
   std::string scenario_path, mode_name, out_dir = "lab-out", profile, cl_platform, rgpu_build,
                              rgpud_path, policy, only, worker_dir = SelfDirectory();
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides, rgpud_args;
   int rounds = 0;
   double round_timeout_s = 0;
   bool skip_if_no_platform = false, context_group = false;
@@ -102,6 +102,8 @@ int main(int argc, char** argv) {
   run->add_option("--rgpu-build", rgpu_build, "rgpu mode: build directory with rgpud and icd/");
   run->add_option("--rgpud", rgpud_path, "rgpu mode: the rgpud binary");
   run->add_option("--policy", policy, "rgpu mode: rgpud scheduling policy");
+  run->add_option("--rgpud-arg", rgpud_args,
+                  "rgpu mode: one more rgpud option (repeatable; --rgpud-arg=--gate-first=0)");
   run->add_flag("--context-group", context_group,
                 "rgpu mode: every worker of a config a tenant of its own, all in one rgpud "
                 "context group (one device context; results in rgpu[-POLICY]-group/)");
@@ -156,6 +158,7 @@ int main(int argc, char** argv) {
       ModeOptions mode_options{mode_to_run, cl_platform, rgpu_build, rgpud_path, policy,
                                options.out_dir + "/logs"};
       mode_options.context_group = context_group;
+      mode_options.rgpud_args = rgpud_args;
       for (const Config& config : scenario.configs)
         mode_options.tenants = std::max(mode_options.tenants, config.Tenants());
       auto mode = StartSharingMode(mode_options);
@@ -179,6 +182,7 @@ int main(int argc, char** argv) {
                                    {"set", overrides},
                                    {"cl_platform", cl_platform},
                                    {"policy", policy},
+                                   {"rgpud_args", rgpud_args},
                                    {"context_group", context_group},
                                    {"command", std::vector<std::string>(argv, argv + argc)}};
       std::cerr << "rgpu-lab: " << scenario.name << " in mode " << mode_to_run << ", "

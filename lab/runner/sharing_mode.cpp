@@ -170,6 +170,7 @@ class RgpuMode : public SharingMode {
       spawn.argv.push_back("--policy");
       spawn.argv.push_back(options.policy);
     }
+    for (const auto& a : options.rgpud_args) spawn.argv.push_back(a);
     log_path_ = options.log_dir + "/rgpud.log";
     spawn.stderr_path = log_path_;
     spawn.pipe_stdio = false;

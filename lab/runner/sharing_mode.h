@@ -30,6 +30,7 @@ struct ModeOptions {
   std::string log_dir;         // daemon logs go here
   bool context_group = false;  // rgpu mode: all workers in one context group
   int tenants = 0;             // rgpu mode with context_group: the most workers of one config
+  std::vector<std::string> rgpud_args{};  // rgpu mode: more options for rgpud, as given
 };
 
 class SharingMode {
