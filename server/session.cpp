@@ -1281,6 +1281,11 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
     // the shortest path from the device's completion to the answer.
     Status s = server_->backend().Finish((*q)->handle);
+    if (s.ok()) {
+      // Everything enqueued on it so far is complete (Session::QueueDoneBefore).
+      (*q)->judged_command = (*q)->commands;
+      (*q)->judged_seq = 0;
+    }
     Reply(h, s);
     return Status::Ok();
   }

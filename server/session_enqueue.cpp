@@ -89,9 +89,11 @@ Status Session::ResolveCommand(Command& c) {
 
 bool Session::QueueDoneBefore(const Command& c) {
   const QueueRecord& q = *c.queue_record;
+  if (!q.in_order) return false;
+  if (c.number == 1) return true;  // the first command on its queue
   // Only the command just before this one counts; one the session cannot tell (a launch
   // without an event, a command that failed) leaves it unknown.
-  if (!q.in_order || q.judged_command == 0 || q.judged_command + 1 != c.number) return false;
+  if (q.judged_command == 0 || q.judged_command + 1 != c.number) return false;
   if (q.judged_seq == 0) return true;
   auto it = std::lower_bound(checkpoints_.begin(), checkpoints_.end(), q.judged_seq,
                              [](const Checkpoint& cp, uint64_t seq) { return cp.seq < seq; });
