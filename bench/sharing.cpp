@@ -1154,15 +1154,11 @@ std::string MatrixEnvironmentRows(const json& doc) {
      << Fmt(mb["gbps"].get<double>(), 0) << " GB/s); opaque: short's grid from a program binary ("
      << mc["opaque"]["binary_bytes"]
      << " bytes) = " << Fmt(mc["opaque"]["device_ms"].get<double>(), 2) << " ms";
-  if (mc["spins"].contains("brief")) {
-    const json& br = mc["spins"]["brief"];
-    md << "; brief: " << br["groups"] << " groups (one wave) x " << br["iters"]
-       << " iterations = " << Fmt(br["device_ms"].get<double>(), 3) << " ms";
-  }
-  if (mc["spins"].contains("tiny")) {
-    const json& ti = mc["spins"]["tiny"];
-    md << "; tiny: " << ti["groups"] << " groups (one wave) x " << ti["iters"]
-       << " iterations = " << Fmt(ti["device_ms"].get<double>(), 3) << " ms";
+  for (const char* kind : {"brief", "tiny"}) {  // launches of one wave
+    if (!mc["spins"].contains(kind)) continue;
+    const json& sp = mc["spins"][kind];
+    md << "; " << kind << ": " << sp["groups"] << " groups (one wave) x " << sp["iters"]
+       << " iterations = " << Fmt(sp["device_ms"].get<double>(), 3) << " ms";
   }
   md << " |\n";
   return md.str();

@@ -1282,7 +1282,7 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
     // the shortest path from the device's completion to the answer.
     Status s = server_->backend().Finish((*q)->handle);
     if (s.ok()) {
-      // Everything enqueued on it so far is complete (Session::QueueDoneBefore).
+      // Everything enqueued on it so far is complete (LaunchRequest::before_known).
       (*q)->judged_command = (*q)->commands;
       (*q)->judged_seq = 0;
     }

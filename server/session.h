@@ -185,8 +185,6 @@ class Session {
   Status ResolveCommand(Command& c);
   // The command could not start (Session::CommandFailed).
   Status Fail(const Command& c, const Status& s);
-  // Whether every command before c on its in-order queue is known complete (false: unknown).
-  bool QueueDoneBefore(const Command& c);
   Result<BkMem*> BufferOf(uint64_t id);
   // The command is on the device as `ev`: counted until it completes, and its event kept
   // under the id the client chose (or released when it chose none). Fails the command if

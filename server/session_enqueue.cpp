@@ -87,21 +87,6 @@ Status Session::ResolveCommand(Command& c) {
   return Status::Ok();
 }
 
-bool Session::QueueDoneBefore(const Command& c) {
-  const QueueRecord& q = *c.queue_record;
-  if (!q.in_order) return false;
-  if (c.number == 1) return true;  // the first command on its queue
-  // Only the command just before this one counts; one the session cannot tell (a launch
-  // without an event, a command that failed) leaves it unknown.
-  if (q.judged_command == 0 || q.judged_command + 1 != c.number) return false;
-  if (q.judged_seq == 0) return true;
-  auto it = std::lower_bound(checkpoints_.begin(), checkpoints_.end(), q.judged_seq,
-                             [](const Checkpoint& cp, uint64_t seq) { return cp.seq < seq; });
-  // Released by ReapUnfinished, which releases complete checkpoints only.
-  if (it == checkpoints_.end() || it->seq != q.judged_seq) return true;
-  return server_->backend().EventStatus(it->event) == CL_COMPLETE;
-}
-
 Status Session::Fail(const Command& c, const Status& s) {
   return CommandFailed(*c.frame, c.head.queue, c.head.event, s);
 }
@@ -428,6 +413,20 @@ Status Session::FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchR
   req.device = q.device;
   if (!ke.sched_kernel) return Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance");
   req.sched_kernel = ke.sched_kernel;
+  // What the scheduler may know of the command before it on its in-order queue
+  // (LaunchRequest::before_known): the first on its queue has none; otherwise only the one
+  // just before counts, if the session can tell (not a launch without an event, nor a command
+  // that failed), by its completion checkpoint. The event is not asked here: most launches
+  // are not held, and asking costs the driver a call.
+  if (!q.in_order) return Status::Ok();
+  if (c.number == 1 || (q.judged_command != 0 && q.judged_command + 1 == c.number)) {
+    req.before_known = true;
+    if (c.number == 1 || q.judged_seq == 0) return Status::Ok();
+    auto it = std::lower_bound(checkpoints_.begin(), checkpoints_.end(), q.judged_seq,
+                               [](const Checkpoint& cp, uint64_t seq) { return cp.seq < seq; });
+    // Gone: ReapUnfinished releases complete checkpoints only.
+    if (it != checkpoints_.end() && it->seq == q.judged_seq) req.before_event = it->event;
+  }
   return Status::Ok();
 }
 
@@ -462,10 +461,8 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   Copy3(m.local, req.range.local);
   req.waits = c.waits;
   req.want_event = c.head.event != 0;
-  if (server_->sched_options().policy == Policy::Fair) {
+  if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
-    req.queue_done_before = QueueDoneBefore(c);
-  }
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   stamps::Mark(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));

@@ -41,7 +41,7 @@ struct QueueRecord : RecordOf<proto::ObjType::Queue, BkQueue> {
   // The last command on it whose completion the session can tell (its number; 0: none), and
   // its checkpoint's place among the commands issued (0: it was complete when answered, as a
   // read waited for in rgpud, or every command so far was, after a clFinish waited for in
-  // rgpud). See Session::QueueDoneBefore.
+  // rgpud). See Session::FillFairLaunch.
   uint64_t judged_command = 0;
   uint64_t judged_seq = 0;
 };

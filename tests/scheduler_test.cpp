@@ -109,7 +109,7 @@ class SchedulerTest : public ::testing::Test {
     req.queue = t.app;
     req.queue_serial = t.session;  // one application queue per tenant here
     req.queue_command = ++t.commands;
-    req.queue_done_before = t.queue_done_before;
+    req.before_known = t.queue_done_before;  // and complete: no event to ask
     req.exec_queue = t.exec;
     req.ctl_queue = t.ctl;
     req.kernel = t.kernel;

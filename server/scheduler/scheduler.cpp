@@ -67,11 +67,14 @@ void AppendHidden(std::vector<KernelArgValue>& args, const cl_ulong16& launch, B
   args.push_back(std::move(c));
 }
 
-// Work-items of a launch (its global size).
 // Every measured cost (a kernel's launches, slices, work-groups, narrow runs) is this running
-// average of its samples, so that one sample moves it by less than a third.
-double Ewma(double average, double sample) { return 0.7 * average + 0.3 * sample; }
+// average of its samples, so that one sample moves it by less than a third; the first sample
+// (no average yet: 0) stands alone.
+double Ewma(double average, double sample) {
+  return average > 0 ? 0.7 * average + 0.3 * sample : sample;
+}
 
+// Work-items of a launch (its global size).
 size_t WorkItems(const NDRange& r) {
   size_t items = 1;
   for (uint32_t i = 0; i < r.dims; ++i) items *= r.global[i];
@@ -658,12 +661,14 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   if (!gate.ok()) return unplan(), gate.status();
   h->gate = *gate;
   const bool one_slice = h->sliceable && h->total == 1 && !h->preemptible;
+  auto complete = [&](BkEvent* e) { return backend_->EventStatus(e) == CL_COMPLETE; };
   // Nothing left before it to wait for (a held launch before it that has ended counts as
   // nothing): the gate alone holds it.
-  const bool nothing_before =
-      one_slice && options_.gate_first && h->req.queue_done_before && (!behind || behind_over) &&
-      std::all_of(waited.begin(), waited.end(),
-                  [&](BkEvent* w) { return backend_->EventStatus(w) == CL_COMPLETE; });
+  const bool nothing_before = one_slice && options_.gate_first && h->req.before_known &&
+                              (!behind || behind_over) &&
+                              (!h->req.before_event || complete(h->req.before_event)) &&
+                              std::all_of(waited.begin(), waited.end(), complete);
+  h->req.before_event = nullptr;  // the session's, valid during Submit only
   if (nothing_before) behind.reset();
   h->gated_first = nothing_before;
   h->gated = h->gated_first || (one_slice && behind && options_.gate_chained);
@@ -1345,7 +1350,7 @@ void Scheduler::RunDone(std::shared_ptr<Held> h, uint64_t seq, RunSize size, BkE
         spdlog::info("narrow runs of kernel {}: {} work-groups per compute unit, {} in all: {:.0f} us",
                      static_cast<const void*>(h->req.sched_kernel), kNarrowWidths[size.narrow], size.groups,
                      measured / 1000);
-      ns = ns > 0 ? Ewma(ns, measured) : measured;
+      ns = Ewma(ns, measured);
     }
   }
   // A launch of one wave that ran whole in this run measures its wave as a slice would
@@ -1374,8 +1379,7 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
     // What one piece (a fine slice, or a work-group of a run) costs: sizes later slices.
     auto& costs = h.preemptible ? group_cost_ns_ : cost_ns_;
     auto c = costs.find(h.req.sched_kernel);
-    if (pieces > 0 && c != costs.end())
-      c->second = c->second > 0 ? Ewma(c->second, ns / pieces) : ns / pieces;
+    if (pieces > 0 && c != costs.end()) c->second = Ewma(c->second, ns / pieces);
     auto& times = *h.times;
     if (times.start == 0 || t->start < times.start) {
       times.start = t->start;

@@ -143,8 +143,8 @@ struct SchedulerOptions {
   // around it (each costs NVIDIA's driver about what a launch does).
   bool gate_chained = true;
   // fair: the same for a held launch of one slice that is first on its queue: everything
-  // before it on its in-order queue is complete (LaunchRequest::queue_done_before) and so is
-  // every event it waits for, as in a closed loop that waits for each launch before the next.
+  // before it on its in-order queue is complete (LaunchRequest::before_known) and so is every
+  // event it waits for, as in a closed loop that waits for each launch before the next.
   bool gate_first = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
@@ -204,9 +204,12 @@ struct LaunchRequest {
   // on it: a held launch whose number follows that of the held launch before it on the same
   // in-order queue may go on the device behind it (SchedulerOptions::chain_held).
   uint64_t queue_serial = 0, queue_command = 0;
-  // Every command before it on its in-order queue is complete, as far as the session knows
-  // (false: unknown). SchedulerOptions::gate_first.
-  bool queue_done_before = false;
+  // The command before it on its in-order queue, as far as the session can tell
+  // (SchedulerOptions::gate_first): before_known false, it cannot; else that command and all
+  // before it are complete when before_event is null, otherwise when that event is. The event
+  // is the session's, borrowed for Submit only: Hold asks it only of a launch it would gate.
+  bool before_known = false;
+  BkEvent* before_event = nullptr;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };
