@@ -19,7 +19,8 @@ OP_LAUNCH, OP_READ = 48, 42  # proto::Op::NDRangeKernel, proto::Op::ReadBuffer
 
 
 def load(path):
-    return [tuple(int(x) for x in line.split()) for line in open(path)]
+    # rgpud's stamps carry their session's id above bit 20 of the argument (proto/stamps.h).
+    return [(p, a & 0xFFFFF, ns) for p, a, ns in (tuple(int(x) for x in line.split()) for line in open(path))]
 
 
 def client_requests(stamps):

@@ -9,6 +9,7 @@
 
 #include "client/icd.h"
 #include "proto/messages.h"
+#include "proto/stamps.h"
 
 namespace rgpu::client {
 
@@ -316,7 +317,10 @@ cl_int WaitForEvents(cl_uint n, const cl_event* list) {
     // CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context
     if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
   }
-  return WaitEvents(n, list);
+  stamps::Mark(stamps::Point::kWaitCall);
+  const cl_int err = WaitEvents(n, list);
+  stamps::Mark(stamps::Point::kWaitReturns);
+  return err;
 }
 
 cl_int GetEventInfo(cl_event e, cl_event_info param, size_t size, void* value, size_t* size_ret) {

@@ -33,7 +33,9 @@ enum class Point : uint32_t {
   kReadWritten = 4,   // its request (and all queued before it) written to the socket
   kReadReturns = 6,   // clEnqueueReadBuffer returns
   kReadLanded = 7,    // the answer's data is in the application's memory
-  // rgpud (a session's reader thread).
+  kWaitCall = 20,     // clWaitForEvents entered
+  kWaitReturns = 21,  // clWaitForEvents returns
+  // rgpud (a session's reader thread; the argument's upper 12 bits are the session's id).
   kFrameIn = 13,       // a frame read whole (arg: its op)
   kFrameDone = 14,     // its handler returned (arg: its op)
   kReadAnswered = 15,  // a read waited for inline is done on the device
@@ -41,6 +43,7 @@ enum class Point : uint32_t {
   kSubmit = 17,        // a launch handed to the scheduler
   kSubmitted = 18,     // the scheduler returned (the driver's enqueue, for a direct launch)
   kReadIssued = 19,    // a read handed to the driver (arg: 1 when waited for inline)
+  kWaitDone = 22,      // a wait for events done inline returned from the driver
 };
 
 class Log {

@@ -270,7 +270,7 @@ void Session::Serve() {
     stats_.bytes_in += proto::kHeaderSize + body.size();
     if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
     if (trace_) frame_in_ = std::chrono::steady_clock::now();
-    stamps::Mark(stamps::Point::kFrameIn, h.op);
+    Stamp(stamps::Point::kFrameIn, h.op);
     Reader r(body.data(), body.size());
     // A latency-critical tenant's requests (its blocking reads too) keep best-effort work
     // off the device while they are served (Scheduler::LatencyCriticalRequest).
@@ -278,7 +278,7 @@ void Session::Serve() {
     const bool lc = t && t->priority == Priority::LatencyCritical;
     if (lc) server_->LatencyCriticalRequest(true);
     s = Dispatch(h, r);
-    stamps::Mark(stamps::Point::kFrameDone, h.op);
+    Stamp(stamps::Point::kFrameDone, h.op);
     if (lc) server_->LatencyCriticalRequest(false);
     if (!s.ok() && s.is_protocol()) {
       reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
@@ -1331,6 +1331,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   if (CanWaitInline()) {
     // As in Finish: nothing these events depend on needs the client, so wait right here.
     Status ws = server_->backend().Wait(evs);
+    Stamp(stamps::Point::kWaitDone);
     for (size_t i = 0; i < evs.size(); ++i) {
       int32_t st = server_->backend().EventStatus(evs[i]);
       // A wait that failed leaves some event unfinished; report the failure for it.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "proto/messages.h"
+#include "proto/stamps.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "server/backend/backend.h"
@@ -106,6 +107,10 @@ class Session {
   // Graceful stop: tells the client why (Goodbye) before the connection is cut.
   void SayGoodbye(const std::string& why);
   uint64_t id() const { return id_; }
+  // A request stamp (proto/stamps.h) of this session: its id in the argument's upper 12 bits.
+  void Stamp(stamps::Point p, uint32_t arg = 0) const {
+    stamps::Mark(p, arg | static_cast<uint32_t>(id_ << 20));
+  }
   size_t LiveObjects() const { return live_objects_.load(); }
   // The tenant the session authenticated as; nullptr until Hello succeeded.
   const Tenant* tenant() const { return tenant_.load(); }

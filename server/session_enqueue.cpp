@@ -123,7 +123,7 @@ Status Session::ReadAndAnswer(Command& c, uint64_t size, const Read& read) {
   Bytes dst = server_->buffers().Acquire(size);
   dst->resize(size);
   const bool inline_read = WaitsInline(c, size);
-  stamps::Mark(stamps::Point::kReadIssued, inline_read);
+  Stamp(stamps::Point::kReadIssued, inline_read);
   // A read waited for here needs an event only for the client (the driver's blocking call
   // says how it ended); without one it is complete and untracked once answered.
   const bool want_event = !inline_read || c.head.event != 0;
@@ -313,7 +313,7 @@ void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
   }
   // No event: a blocking read that returned, so it succeeded.
   const int32_t st = !ws.ok() ? ws.code() : ev ? bk.EventStatus(ev) : CL_COMPLETE;
-  stamps::Mark(stamps::Point::kReadAnswered);
+  Stamp(stamps::Point::kReadAnswered);
   const auto answered = std::chrono::steady_clock::now();
   if (trace_) RequestTrace::Keep(trace_->read_wait_us, frame_in_);
   if (st == CL_COMPLETE) {
@@ -337,7 +337,7 @@ void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
     w.raw(hdr, sizeof hdr);
     w.raw(reply.data(), reply.size());
     outbox_->PushFramed(std::move(frames));
-    stamps::Mark(stamps::Point::kReadSent);
+    Stamp(stamps::Point::kReadSent);
     if (trace_) RequestTrace::Keep(trace_->send_us, answered);
   } else {
     SendReply(*outbox_, rop, tag, Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));
@@ -464,9 +464,9 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
-  stamps::Mark(stamps::Point::kSubmit);
+  Stamp(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));
-  stamps::Mark(stamps::Point::kSubmitted);
+  Stamp(stamps::Point::kSubmitted);
   if (!launched.ok()) return Fail(c, launched.status());
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
   return EndCommand(c, launched->event, launched->times);

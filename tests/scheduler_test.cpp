@@ -1298,6 +1298,27 @@ INSTANTIATE_TEST_SUITE_P(Cases, ChainTest,
 // without events (event-less launches are charged their kernel's measured cost).
 class AccountingTest : public SchedulerTest, public ::testing::WithParamInterface<Policy> {};
 
+TEST_F(SchedulerTest, DirectLaunchesAreHarvestedOffTheLaunchingThread) {
+  // A closed loop that asks for an event on every launch, each complete before the next: the
+  // launching thread (a session's reader) asks the driver about none of them. Harvesting 256
+  // events there, each with a wake-up of the dispatcher, stalled every 256th launch for
+  // about 2.4 ms on the H200 (docs/scheduling.md, "Session 26").
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  dev_.CountProfilingOf(std::this_thread::get_id());
+  for (int i = 0; i < 1000; ++i) {
+    Launch(a, 4);
+    dev_.Advance(100000);
+  }
+  EXPECT_EQ(dev_.ProfilingCounted(), 0) << "profiling queried on the launching thread";
+  dev_.RunUntilIdle();
+  const double simulated = static_cast<double>(DeviceNs(LaunchesOf(a)));
+  const double charged = static_cast<double>(SettledCharge(a, simulated));
+  ASSERT_EQ(LaunchesOf(a).size(), 1000u);
+  EXPECT_NEAR(charged / simulated, 1.0, 0.01)
+      << "the dispatcher harvested them: charged " << charged << " ns, ran " << simulated;
+}
+
 TEST_P(AccountingTest, TenantAloneIsChargedWhatItRan) {
   SchedulerOptions o;
   o.policy = GetParam();

@@ -391,9 +391,21 @@ Status FakeBackend::GetInfo(proto::InfoFamily family, void* object, int device, 
   return Status::Ok();
 }
 
+void FakeBackend::CountProfilingOf(std::thread::id id) {
+  std::lock_guard lk(mu_);
+  profiling_thread_ = id;
+  profiling_counted_ = 0;
+}
+
+int FakeBackend::ProfilingCounted() {
+  std::lock_guard lk(mu_);
+  return profiling_counted_;
+}
+
 Result<ProfilingTimes> FakeBackend::Profiling(BkEvent* ev) {
   Object* e = O(ev, ObjType::Event);
   std::lock_guard lk(mu_);
+  if (std::this_thread::get_id() == profiling_thread_) ++profiling_counted_;
   if (!simulate_) return ProfilingTimes{1, 2, 3, 4};
   // CL_PROFILING_INFO_NOT_AVAILABLE if the command has not completed
   if (e->status != CL_COMPLETE) return Bad(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");

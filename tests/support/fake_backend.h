@@ -97,6 +97,9 @@ class FakeBackend : public server::Backend {
   std::vector<WriteRecord> Writes();
   // The name of the kernel behind a handle made by CreateKernel.
   std::string KernelName(server::BkKernel* k);
+  // Counts the profiling queries (Profiling) made by thread `id` from now on.
+  void CountProfilingOf(std::thread::id id);
+  int ProfilingCounted();
 
   // --- server::Backend ---
   const std::vector<server::DeviceDesc>& Devices() const override { return devices_; }
@@ -224,6 +227,8 @@ class FakeBackend : public server::Backend {
   std::atomic<long> live_{0};
   std::atomic<long> blocking_reads_without_event_{0};
   std::mutex mu_;  // events' status and callbacks; everything of the simulation
+  std::thread::id profiling_thread_;  // GUARDED_BY(mu_): CountProfilingOf
+  int profiling_counted_ = 0;         // GUARDED_BY(mu_)
   std::condition_variable cv_;
   bool simulate_ = false;
   bool stop_ = false;
