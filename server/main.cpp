@@ -244,6 +244,10 @@ int main(int argc, char** argv) try {
                  "fair: the same for a held launch of one slice with nothing unfinished before "
                  "it on its in-order queue and in its wait list (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--gate-at-once", opt.sched.gate_at_once,
+                 "fair: such a launch that the dispatcher would take the moment it is queued "
+                 "goes on the device from the submitting thread, without a gate (1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

@@ -3,8 +3,8 @@
 # (EXPECT=slices, the default), stopped preemptible runs part-way (EXPECT=preempted) or put a
 # held launch on the device behind the one before it on its queue before that one had ended
 # (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
-# nothing unfinished before it on its queue (EXPECT=gated_first); EXPECT may name several,
-# space-separated. A test whose launches all ran whole would prove nothing.
+# nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
+# submitting thread (EXPECT=at_once); EXPECT may name several, space-separated. A test whose launches all ran whole would prove nothing.
 set -u
 "$@"
 rc=$?
@@ -17,7 +17,8 @@ for want in ${EXPECT:-slices}; do
     preempted) pattern="\([1-9][0-9]* preempted\)" ;;
     chained) pattern="[1-9][0-9]* chained" ;;
     gated) pattern="[1-9][0-9]* gated" ;;
-    gated_first) pattern="\([1-9][0-9]* first on their queue\)" ;;
+    gated_first) pattern="\([1-9][0-9]* first on their queue" ;;
+    at_once) pattern="[1-9][0-9]* at once\)" ;;
     *) echo "unknown EXPECT: $want"; exit 2 ;;
   esac
   if ! grep -E "scheduling \(.*$pattern" "$RGPUD_LOG" >/dev/null; then

@@ -1066,6 +1066,7 @@ TEST_P(GateChainedTest, ChainedOneSliceLaunchWaitsOnTheApplicationsQueue) {
   const bool gate = GetParam();
   SchedulerOptions o;
   o.gate_chained = gate;
+  o.gate_at_once = false;  // the gate itself (AtOnceTest: without one)
   Start(o);
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
@@ -1116,6 +1117,7 @@ TEST_P(GateFirstTest, ClosedLoopLaunchWaitsOnTheApplicationsQueue) {
   const bool gate = GetParam();
   SchedulerOptions o;
   o.gate_first = gate;
+  o.gate_at_once = false;  // the gate itself (AtOnceTest: without one)
   Start(o);
   auto& b = AddTenant("b");
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
@@ -1133,6 +1135,7 @@ TEST_P(GateFirstTest, ClosedLoopLaunchWaitsOnTheApplicationsQueue) {
                i + 1;
       }));
       EXPECT_EQ(LaunchesOf(b).back().queue, b.app);
+      EXPECT_TRUE(LaunchesOf(b).back().gated);
     }
     dev_.RunUntilIdle();
     EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE) << "launch " << i;
@@ -1150,6 +1153,58 @@ TEST_P(GateFirstTest, ClosedLoopLaunchWaitsOnTheApplicationsQueue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Option, GateFirstTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
+
+// Such a launch (first on its queue, or chained behind the one before) that the dispatcher
+// would put on the device the moment it is queued goes there from the submitting thread,
+// without a gate (gate_at_once): a closed loop, then two launches in flight, the second
+// following the first on the application's queue; nothing goes at once with the option off.
+class AtOnceTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(AtOnceTest, LaunchTheDispatcherWouldTakeGoesWithoutAGate) {
+  const bool at_once = GetParam();
+  SchedulerOptions o;
+  o.gate_at_once = at_once;
+  Start(o);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 10'000);  // launches of 40 us: slices two deep beside the LC tenant
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  b.queue_done_before = true;
+  for (int i = 0; i < 3; ++i) {  // a closed loop: each complete before the next
+    auto l = Launch(b, 4);
+    dev_.RunUntilIdle();
+    EXPECT_EQ(dev_.EventStatus(l.event), CL_COMPLETE) << "launch " << i;
+  }
+  // Two in flight: the second directly behind the first, the clock standing still.
+  auto first = Launch(b, 4);
+  b.queue_done_before = false;
+  auto second = Launch(b, 4);
+  ASSERT_TRUE(dev_.WaitFor([](const auto& all) {
+    return std::count_if(all.begin(), all.end(), [](auto& r) { return r.kernel == "b"; }) == 5;
+  }));
+  dev_.RunUntilIdle();
+  EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  auto runs = ByStart(LaunchesOf(b));
+  ASSERT_EQ(runs.size(), 5u);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].queue, b.app) << "launch " << i;
+    EXPECT_EQ(runs[i].gated, !at_once) << "launch " << i;
+    EXPECT_TRUE(runs[i].complete && runs[i].groups == 4 && !runs[i].run) << "launch " << i;
+    if (i > 0) EXPECT_GE(runs[i].start_ns, runs[i - 1].end_ns) << "launch " << i;
+  }
+  EXPECT_EQ(UsageOf(b).at_once, at_once ? 5u : 0u);
+  EXPECT_EQ(UsageOf(b).gated, 5u);
+  EXPECT_EQ(UsageOf(b).chained, 1u);
+  EXPECT_EQ(UsageOf(b).slices, 5u);
+  // Charged what it ran, as any slice.
+  const double simulated = static_cast<double>(DeviceNs(LaunchesOf(b)));
+  EXPECT_NEAR(static_cast<double>(SettledCharge(b, simulated)) / simulated, 1.0, 0.01);
+}
+
+INSTANTIATE_TEST_SUITE_P(Option, AtOnceTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "On" : "Off"; });
 
 // Beside an active latency-critical tenant, launches of one wave go as slices while the

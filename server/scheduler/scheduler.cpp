@@ -111,6 +111,16 @@ NDRange RangeOf(const slicer::LaunchShape& launch, const slicer::Slice& s) {
   return r;
 }
 
+// What rgpud logs of a tenant's (or an anonymous session's) scheduling when it ends.
+std::string UsageLine(const SchedUsage& u) {
+  return fmt::format(
+      "{} launches, {} slices, {} runs ({} preempted), {} run whole, {:.3f} ms device time, {} "
+      "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
+      "first on their queue, {} at once)",
+      u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
+      u.overruns, u.chained, u.gated, u.gated_first, u.at_once);
+}
+
 std::string TenantKey(const LaunchRequest& req) {
   // Without a config every session is the anonymous tenant; share between sessions then.
   if (!req.tenant || req.tenant->id == "anonymous") return "session-" + std::to_string(req.session_id);
@@ -211,13 +221,8 @@ Scheduler::~Scheduler() {
   for (auto& d : direct_) backend_->Release(proto::ObjType::Event, d.event);
   for (const auto& s : slice_events_) backend_->Release(proto::ObjType::Event, s.event);
   for (auto& [key, st] : tenants_)
-    spdlog::info(
-        "tenant {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
-        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
-        "{} chained, {} gated ({} first on their queue)",
-        key, PolicyName(options_.policy), st.usage.launches, st.usage.slices, st.usage.runs,
-        st.usage.preempted, st.usage.unsliceable, st.usage.device_ns / 1e6, st.usage.behind_slices,
-        st.usage.overruns, st.usage.chained, st.usage.gated, st.usage.gated_first);
+    spdlog::info("tenant {} scheduling ({}): {}", key, PolicyName(options_.policy),
+                 UsageLine(st.usage));
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
@@ -354,7 +359,8 @@ bool Scheduler::Drainable(const SliceOnDevice& s, const BkContext* context) cons
 bool Scheduler::MayDrain(const LaunchRequest& req) const {
   if (options_.drain_slices_us <= 0) return false;
   double slices_ns = 0;
-  if (launching_ && Drainable(*launching_, req.context)) slices_ns += launching_->expected_ns;
+  for (const auto& s : launching_)
+    if (Drainable(s, req.context)) slices_ns += s.expected_ns;
   for (const auto& s : slice_events_)
     if (Drainable(s, req.context)) slices_ns += s.expected_ns;
   if (slices_ns == 0) return false;
@@ -376,9 +382,10 @@ void Scheduler::DrainSlices(const BkContext* context) {
   for (;;) {
     {
       std::lock_guard lk(mu_);
-      // A slice the dispatcher is putting on the device right now (it decided before this
-      // request began) is waited for too, once it has its event.
-      if (!launching_ || !Drainable(*launching_, context)) {
+      // A slice being put on the device right now (decided before this request began) is
+      // waited for too, once it has its event.
+      if (std::none_of(launching_.begin(), launching_.end(),
+                       [&](const SliceOnDevice& s) { return Drainable(s, context); })) {
         for (const auto& s : slice_events_)
           if (Drainable(s, context)) {
             backend_->Retain(proto::ObjType::Event, s.event);
@@ -681,9 +688,6 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
       behind = std::move(prev);
     }
   }
-  auto gate = backend_->CreateUserEvent(h->req.context);
-  if (!gate.ok()) return unplan(), gate.status();
-  h->gate = *gate;
   const bool one_slice = h->sliceable && h->total == 1 && !h->preemptible;
   auto complete = [&](BkEvent* e) { return backend_->EventStatus(e) == CL_COMPLETE; };
   // Nothing left before it to wait for (a held launch before it that has ended counts as
@@ -696,6 +700,21 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   if (nothing_before) behind.reset();
   h->gated_first = nothing_before;
   h->gated = h->gated_first || (one_slice && behind && options_.gate_chained);
+  if (h->gated && options_.gate_at_once) {
+    // The dispatcher would put it on the device the moment it is queued: it goes from here.
+    uint64_t seq = 0;
+    bool now;
+    {
+      std::lock_guard lk(mu_);
+      if (chainable && behind && !behind->cancelled) h->behind = behind;
+      now = TakeAtOnce(h, &seq);
+      if (!now) h->behind.reset();
+    }
+    if (now) return LaunchAtOnce(h, waited, seq, chainable);
+  }
+  auto gate = backend_->CreateUserEvent(h->req.context);
+  if (!gate.ok()) return unplan(), gate.status();
+  h->gate = *gate;
   if (h->gated) {
     // One slice of one wave behind another held launch, or with nothing unfinished before
     // it: the kernel itself goes on the application's queue now, waiting for the gate, which
@@ -740,12 +759,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   }
   backend_->Flush(h->req.queue);
   backend_->Retain(proto::ObjType::Event, h->app_event);  // compared with later wait lists
-  // Keep what the launch names alive until it has run, whatever the session releases.
-  backend_->Retain(proto::ObjType::Kernel, h->req.sched_kernel);
-  for (auto& a : h->req.args) {
-    if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
-    if (a.kind == KernelArgValue::Kind::Sampler) backend_->Retain(proto::ObjType::Sampler, a.sampler);
-  }
+  KeepNamed(*h);
   {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(h->req);
@@ -764,6 +778,86 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     if (h->gated) Wake();
   }
   return LaunchResult{h->app_event, h->gated ? nullptr : h->times};
+}
+
+void Scheduler::KeepNamed(const Held& h) {
+  // What a held launch names stays alive until it has run, whatever the session releases
+  // meanwhile (Finish releases them).
+  backend_->Retain(proto::ObjType::Kernel, h.req.sched_kernel);
+  for (const auto& a : h.req.args) {
+    if (a.kind == KernelArgValue::Kind::Mem && a.mem) backend_->Retain(proto::ObjType::Mem, a.mem);
+    if (a.kind == KernelArgValue::Kind::Sampler)
+      backend_->Retain(proto::ObjType::Sampler, a.sampler);
+  }
+}
+
+bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
+  if (overran_ > 0 || overran_kernels_.count(h->req.sched_kernel) > 0) return false;
+  TenantState& st = StateFor(h->req);
+  cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+  group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+  narrow_.try_emplace(h->req.sched_kernel);
+  // Queued as the dispatcher would find it, and asked what DispatchOne asks.
+  h->ready = true;
+  st.queue.push_back(h);
+  const auto now = Now();
+  const LcState lc = LatencyCriticalState(now);
+  TenantState* pick = PickTenant(lc, now);
+  if (pick != &st || Candidate(st) != h || !DeviceTakes(pick, *h, lc.active)) {
+    st.queue.pop_back();
+    h->ready = false;
+    return false;
+  }
+  // Counted on the device as DispatchOne and DispatchSlices count a gated slice.
+  if (!h->gated_first) st.usage.chained++;
+  st.usage.gated++;
+  if (h->gated_first) st.usage.gated_first++;
+  st.usage.at_once++;
+  h->next = h->total;
+  h->in_flight++;
+  st.in_flight++;
+  device_in_flight_++;
+  on_device_ = &st;
+  *seq = ledger_.Submit();
+  progress_at_ = now;
+  const bool beside_lc = lc.active && st.priority != Priority::LatencyCritical;
+  h->watch = beside_lc && options_.spin_feed ? Urgency::kSpin : Urgency::kUrgent;
+  launching_.push_back(
+      SliceOnDevice{nullptr, h->req.context, cost_ns_[h->req.sched_kernel], h.get()});
+  h->gate_open = true;  // it has none: nothing for Finish to set
+  return true;
+}
+
+Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
+                                             const std::vector<BkEvent*>& waited, uint64_t seq,
+                                             bool chainable) {
+  KeepNamed(*h);
+  std::vector<KernelArgValue> args = h->req.args;
+  if (h->req.slice_info) AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
+  // On its in-order queue it follows what is before it; what it waits for is complete, or
+  // the launch before it.
+  auto kernel = backend_->Launch(h->req.queue, h->req.kernel, args, h->req.range, waited, true);
+  if (!kernel.ok()) {
+    {
+      std::lock_guard lk(mu_);
+      Launched(h.get(), nullptr);
+    }
+    const int32_t code = kernel.status().code() < 0 ? kernel.status().code() : CL_OUT_OF_RESOURCES;
+    SliceDone(h, 1, seq, code, nullptr);  // off the device; the dispatcher drops it
+    return kernel.status();
+  }
+  h->app_event = *kernel;                                 // the application's reference
+  backend_->Retain(proto::ObjType::Event, h->app_event);  // compared with later wait lists
+  backend_->Flush(h->req.queue);
+  {
+    std::lock_guard lk(mu_);
+    backend_->Retain(proto::ObjType::Event, *kernel);  // slice_events_'s
+    Launched(h.get(), *kernel);
+    if (chainable) last_held_[h->req.queue_serial] = h;
+  }
+  backend_->OnComplete(
+      *kernel, [this, h, seq, e = *kernel](int32_t st) { SliceDone(h, 1, seq, st, e); }, h->watch);
+  return LaunchResult{h->app_event, nullptr};
 }
 
 void Scheduler::PlanHeld(Held& h) {
@@ -1173,7 +1267,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     auto c = cost_ns_.find(h->req.sched_kernel);
     const double expected_ns =
         h->sliceable && c != cost_ns_.end() ? c->second * static_cast<double>(count) : 0;
-    launching_ = SliceOnDevice{nullptr, h->req.context, expected_ns};
+    launching_.push_back(SliceOnDevice{nullptr, h->req.context, expected_ns, h.get()});
   }
   lk.unlock();
   if (h->preemptible) DispatchRun(h, seq, fresh_run, run);
@@ -1183,6 +1277,17 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   return true;
 }
 
+void Scheduler::Launched(const Held* h, BkEvent* ev) {
+  auto it = std::find_if(launching_.begin(), launching_.end(),
+                         [h](const SliceOnDevice& s) { return s.held == h; });
+  if (it == launching_.end()) return;
+  if (ev) {
+    it->event = ev;
+    slice_events_.push_back(*it);
+  }
+  launching_.erase(it);
+}
+
 void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq) {
   if (h->gated) {
     // Its kernel waits on the application's queue: opening the gate puts it on the device.
@@ -1190,9 +1295,7 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
     {
       std::lock_guard g(mu_);
       backend_->Retain(proto::ObjType::Event, ev);
-      launching_->event = ev;
-      slice_events_.push_back(*launching_);
-      launching_.reset();
+      Launched(h.get(), ev);
       h->gate_open = true;
     }
     backend_->SetUserEventStatus(h->gate, CL_COMPLETE);
@@ -1217,7 +1320,7 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
   if (!ev.ok()) {
     {
       std::lock_guard g(mu_);
-      launching_.reset();
+      Launched(h.get(), nullptr);
     }
     spdlog::debug("held launch failed: {}", ev.status().message());
     SliceDone(h, count, seq, ev.status().code() < 0 ? ev.status().code() : CL_OUT_OF_RESOURCES, nullptr);
@@ -1227,10 +1330,8 @@ void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t cou
   {
     std::lock_guard g(mu_);
     backend_->Retain(proto::ObjType::Event, *ev);
-    // DispatchOne described it as launching_; now it has its event.
-    launching_->event = *ev;
-    slice_events_.push_back(*launching_);
-    launching_.reset();
+    // DispatchOne described it in launching_; now it has its event.
+    Launched(h.get(), *ev);
   }
   backend_->OnComplete(
       *ev, [this, h, count, seq, e = *ev](int32_t st) { SliceDone(h, count, seq, st, e); },
@@ -1459,9 +1560,11 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
 
 void Scheduler::Finish(Held& h, int32_t status) {
   if (h.times->start != 0) h.times->MarkReady();
-  if (!h.gate_open) backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
-  backend_->Release(proto::ObjType::Event, h.gate);
-  backend_->Release(proto::ObjType::Event, h.app_event);
+  if (h.gate) {
+    if (!h.gate_open) backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
+    backend_->Release(proto::ObjType::Event, h.gate);
+  }
+  if (h.app_event) backend_->Release(proto::ObjType::Event, h.app_event);
   backend_->Release(proto::ObjType::Kernel, h.req.sched_kernel);
   if (h.ctl) backend_->Release(proto::ObjType::Mem, h.ctl);
   if (h.ctl_written) backend_->Release(proto::ObjType::Event, h.ctl_written);
@@ -1500,13 +1603,8 @@ void Scheduler::CancelSession(uint64_t session_id) {
   auto it = tenants_.find("session-" + std::to_string(session_id));
   if (it != tenants_.end()) {
     const SchedUsage& u = it->second.usage;
-    spdlog::info(
-        "session {} scheduling ({}): {} launches, {} slices, {} runs ({} preempted), {} run whole, "
-        "{:.3f} ms device time, {} latency-critical launches behind slices, {} overran their turn, "
-        "{} chained, {} gated ({} first on their queue)",
-        session_id, PolicyName(options_.policy), u.launches, u.slices, u.runs, u.preempted,
-        u.unsliceable, u.device_ns / 1e6, u.behind_slices, u.overruns, u.chained, u.gated,
-        u.gated_first);
+    spdlog::info("session {} scheduling ({}): {}", session_id, PolicyName(options_.policy),
+                 UsageLine(u));
     if (on_device_ == &it->second) on_device_ = nullptr;
     tenants_.erase(it);
   }

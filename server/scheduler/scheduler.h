@@ -146,6 +146,11 @@ struct SchedulerOptions {
   // before it on its in-order queue is complete (LaunchRequest::before_known) and so is every
   // event it waits for, as in a closed loop that waits for each launch before the next.
   bool gate_first = true;
+  // fair: such a launch (gate_chained, gate_first) that the dispatcher would put on the device
+  // the moment it is queued goes there from the submitting thread instead, without a gate:
+  // no user event, no hand-off to the dispatcher, and nothing for the driver to resolve before
+  // the kernel may start.
+  bool gate_at_once = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -240,6 +245,9 @@ struct SchedUsage {
   // SchedulerOptions::gate_first).
   uint64_t gated = 0;
   uint64_t gated_first = 0;
+  // Of the gated ones, those the submitting thread put on the device at once, without a gate
+  // (SchedulerOptions::gate_at_once).
+  uint64_t at_once = 0;
 };
 
 class Scheduler {
@@ -441,10 +449,24 @@ class Scheduler {
     BkEvent* event;
     BkContext* context;
     double expected_ns;
+    const Held* held = nullptr;  // whose slice (launching_ entries)
   };
   std::vector<SliceOnDevice> slice_events_;  // GUARDED_BY(mu_)
-  // The slice the dispatcher is launching now (its event is null until it is in slice_events_).
-  std::optional<SliceOnDevice> launching_;  // GUARDED_BY(mu_)
+  // Slices being launched now, by the dispatcher or at once by a submitting thread
+  // (gate_at_once): counted on the device, their events not known yet.
+  std::vector<SliceOnDevice> launching_;  // GUARDED_BY(mu_)
+  // The entry of launching_ for `h`, moved to slice_events_ with its event (null: dropped).
+  void Launched(const Held* h, BkEvent* ev);  // requires mu_
+  // Whether the dispatcher would put `h` (a gated launch of one slice, not queued yet) on the
+  // device now; if so, it is queued and counted there as the dispatcher would (requires mu_).
+  bool TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq);
+  // Retains the kernel and the memory objects and samplers a held launch names.
+  void KeepNamed(const Held& h);
+  // Puts a launch TakeAtOnce took on the device: its kernel on the application's queue,
+  // watched as a slice (`waited`: its wait list; `seq`: its ledger number).
+  Result<LaunchResult> LaunchAtOnce(const std::shared_ptr<Held>& h,
+                                    const std::vector<BkEvent*>& waited, uint64_t seq,
+                                    bool chainable);
   // Held launches whose work overran its turn and is still on the device (ReleaseOverrun).
   int overran_ = 0;  // GUARDED_BY(mu_)
   // When held work last went on the device or came off it (ReleaseOverrun).

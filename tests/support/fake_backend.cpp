@@ -531,6 +531,8 @@ Result<BkEvent*> FakeBackend::Launch(BkQueue* q, BkKernel* k, std::span<const Ke
   rec.claimed = c.groups;
   rec.sliced = hidden == 1;
   rec.event = want_event;
+  for (BkEvent* w : waits)
+    if (O(w, ObjType::Event)->user) rec.gated = true;
   if (hidden == 2 && args.back().kind == KernelArgValue::Kind::Mem && args.back().mem) {
     rec.run = true;
     c.mem = O(args.back().mem, ObjType::Mem);

@@ -57,6 +57,7 @@ struct LaunchRecord {
   uint64_t start_ns = 0, end_ns = 0;
   bool complete = false;
   bool event = false;  // the launch was asked for an event
+  bool gated = false;  // its wait list named a user event (the scheduler's gates are those)
 };
 
 // One buffer write (simulated mode only): the scheduler's control words and stop flags.
