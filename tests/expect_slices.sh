@@ -4,7 +4,8 @@
 # held launch on the device behind the one before it on its queue before that one had ended
 # (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
-# submitting thread (EXPECT=at_once); EXPECT may name several, space-separated. A test whose launches all ran whole would prove nothing.
+# submitting thread (EXPECT=at_once); EXPECT may name several, space-separated. A test whose
+# launches all ran whole would prove nothing.
 set -u
 "$@"
 rc=$?

@@ -792,7 +792,6 @@ void Scheduler::KeepNamed(const Held& h) {
 }
 
 bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
-  if (overran_ > 0 || overran_kernels_.count(h->req.sched_kernel) > 0) return false;
   TenantState& st = StateFor(h->req);
   cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
   group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
@@ -802,29 +801,15 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   st.queue.push_back(h);
   const auto now = Now();
   const LcState lc = LatencyCriticalState(now);
-  TenantState* pick = PickTenant(lc, now);
-  if (pick != &st || Candidate(st) != h || !DeviceTakes(pick, *h, lc.active)) {
+  if (PickTenant(lc, now) != &st || Candidate(st) != h || !DeviceTakes(&st, *h, lc.active)) {
     st.queue.pop_back();
     h->ready = false;
     return false;
   }
-  // Counted on the device as DispatchOne and DispatchSlices count a gated slice.
-  if (!h->gated_first) st.usage.chained++;
-  st.usage.gated++;
-  if (h->gated_first) st.usage.gated_first++;
+  // Counted on the device as DispatchOne counts it; no gate to open (Finish sets none).
+  *seq = Commit(st, h, lc, now).seq;
   st.usage.at_once++;
-  h->next = h->total;
-  h->in_flight++;
-  st.in_flight++;
-  device_in_flight_++;
-  on_device_ = &st;
-  *seq = ledger_.Submit();
-  progress_at_ = now;
-  const bool beside_lc = lc.active && st.priority != Priority::LatencyCritical;
-  h->watch = beside_lc && options_.spin_feed ? Urgency::kSpin : Urgency::kUrgent;
-  launching_.push_back(
-      SliceOnDevice{nullptr, h->req.context, cost_ns_[h->req.sched_kernel], h.get()});
-  h->gate_open = true;  // it has none: nothing for Finish to set
+  h->gate_open = true;
   return true;
 }
 
@@ -1219,31 +1204,43 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
   if (!pick) return false;
   auto h = Candidate(*pick);  // PickTenant found it dispatchable
   if (!DeviceTakes(pick, *h, lc.active)) return false;
+  const Dispatch d = Commit(*pick, h, lc, now);
+  lk.unlock();
+  if (h->preemptible)
+    DispatchRun(h, d.seq, d.fresh_run, d.run);
+  else
+    DispatchSlices(h, d.first, d.count, d.seq);
+  lk.lock();
+  return true;
+}
+
+Scheduler::Dispatch Scheduler::Commit(TenantState& pick, const std::shared_ptr<Held>& h,
+                                      const LcState& lc, Clock::time_point now) {
   if (!h->ready || (h->gated && !h->gated_first)) {
     // Chained: it follows the launch before it on rgpud's queue (gated: on the application's).
     h->ready = true;
-    pick->usage.chained++;
+    pick.usage.chained++;
   }
-  if (h->gated) pick->usage.gated++;
-  if (h->gated_first) pick->usage.gated_first++;
-  const bool beside_lc = lc.active && pick->priority != Priority::LatencyCritical;
-  const size_t first = h->next;
-  size_t count = SliceCount(*h, beside_lc);
+  if (h->gated) pick.usage.gated++;
+  if (h->gated_first) pick.usage.gated_first++;
+  const bool beside_lc = lc.active && pick.priority != Priority::LatencyCritical;
+  Dispatch d;
+  d.first = h->next;
+  d.count = SliceCount(*h, beside_lc);
   // A run with no other of its launch on the device starts afresh: its control write clears
   // any stop; a chained one goes on from the counter.
-  const bool fresh_run = h->preemptible && h->in_flight == 0;
-  RunSize run;
+  d.fresh_run = h->preemptible && h->in_flight == 0;
   if (h->preemptible) {
-    run = RunGroups(*h, first, beside_lc);
-    count = run.groups;
-    if (fresh_run) {
+    d.run = RunGroups(*h, d.first, beside_lc);
+    d.count = d.run.groups;
+    if (d.fresh_run) {
       h->stop_sent = false;
       h->run_started = now;
     }
   }
-  h->next += count;
+  h->next += d.count;
   h->in_flight++;
-  pick->in_flight++;
+  pick.in_flight++;
   if (overran_kernels_.count(h->req.sched_kernel) > 0 && !h->overran) {
     // Its kernel's work overran its turn before (a persistent kernel): it goes on as such.
     h->overran = true;
@@ -1256,9 +1253,9 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     h->detached++;
   } else {
     device_in_flight_++;
-    on_device_ = pick;
+    on_device_ = &pick;
   }
-  const uint64_t seq = ledger_.Submit();
+  d.seq = ledger_.Submit();
   progress_at_ = now;
   if (h->preemptible) runs_.push_back(h);
   h->watch = beside_lc && options_.spin_feed ? Urgency::kSpin : Urgency::kUrgent;
@@ -1266,15 +1263,10 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
     // What it is expected to cost (a sliced launch's measured cost per fine piece; 0 unknown).
     auto c = cost_ns_.find(h->req.sched_kernel);
     const double expected_ns =
-        h->sliceable && c != cost_ns_.end() ? c->second * static_cast<double>(count) : 0;
+        h->sliceable && c != cost_ns_.end() ? c->second * static_cast<double>(d.count) : 0;
     launching_.push_back(SliceOnDevice{nullptr, h->req.context, expected_ns, h.get()});
   }
-  lk.unlock();
-  if (h->preemptible) DispatchRun(h, seq, fresh_run, run);
-  else
-    DispatchSlices(h, first, count, seq);
-  lk.lock();
-  return true;
+  return d;
 }
 
 void Scheduler::Launched(const Held* h, BkEvent* ev) {

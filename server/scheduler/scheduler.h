@@ -363,6 +363,18 @@ class Scheduler {
   };
   // The next run of `h` from group `first` (requires mu_): bounded by measured time.
   RunSize RunGroups(const Held& h, uint64_t first, bool beside_lc);
+  // What Commit decided for one dispatch of a held launch: its next pieces (first, count), or
+  // its run, and the ledger's number for them.
+  struct Dispatch {
+    size_t first = 0, count = 0;
+    uint64_t seq = 0;
+    bool fresh_run = false;
+    RunSize run;
+  };
+  // Counts the next piece of `h` (the candidate of `pick`, which the device takes) on the
+  // device, as going there now (requires mu_); the caller then launches it.
+  Dispatch Commit(TenantState& pick, const std::shared_ptr<Held>& h, const LcState& lc,
+                  Clock::time_point now);
   // `fresh`: no other run of `h` is on the device, so the control words are (re)written.
   void DispatchRun(std::shared_ptr<Held> h, uint64_t seq, bool fresh, RunSize size);
   void DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq);
