@@ -253,6 +253,9 @@ class Backend {
   virtual Result<BkEvent*> Launch(BkQueue* q, BkKernel* k,
                                   std::span<const KernelArgValue> args, const NDRange& range,
                                   WaitList waits, bool want_event = true) = 0;
+  // clSetKernelArg calls Launch has made so far (it skips arguments the kernel already
+  // holds from its last launch); 0 where the backend keeps no count.
+  virtual uint64_t KernelArgsSet() const { return 0; }
   virtual Result<BkEvent*> Marker(BkQueue* q, WaitList waits) = 0;
   virtual Result<BkEvent*> Barrier(BkQueue* q, WaitList waits) = 0;
   virtual Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,

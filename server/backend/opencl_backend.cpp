@@ -38,6 +38,16 @@ inline cl_kernel K(BkKernel* p) { return reinterpret_cast<cl_kernel>(p); }
 inline cl_event E(BkEvent* p) { return reinterpret_cast<cl_event>(p); }
 inline cl_sampler S(BkSampler* p) { return reinterpret_cast<cl_sampler>(p); }
 
+// Bumped whenever a memory object that may be a kernel argument is destroyed (its
+// destructor callback runs before its memory is freed, so before a new object can take its
+// address): a kernel's argument memo (OpenCLBackend::Launch) holds memory objects only while
+// this is unchanged. Process-wide, as a callback may come after its backend is gone.
+std::atomic<uint64_t> g_mem_epoch{1};
+
+void CL_CALLBACK MemDestroyed(cl_mem, void*) {
+  g_mem_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
 Status Fail(cl_int err, const char* what) {
   return Status::Error(err, std::string(what) + " failed with " + std::to_string(err));
 }
@@ -195,9 +205,37 @@ class OpenCLBackend final : public Backend {
                                                            sizeof(maps)));
       descs_.push_back(std::move(desc));
     }
+    if (!devices_.empty()) destructor_callbacks_ = DestructorCallbacksRun(platform_, devices_[0]);
+    if (!destructor_callbacks_)
+      spdlog::info(
+          "{}: no memory-object destructor callbacks; a kernel's arguments are all set "
+          "again after any buffer is released",
+          pname);
   }
 
   const std::vector<DeviceDesc>& Devices() const override { return descs_; }
+
+  // Whether the platform calls a memory object's destructor callbacks when it is destroyed
+  // (OpenCL 1.1; Launch's argument memo relies on them): tried once, on a context of its own.
+  static bool DestructorCallbacksRun(cl_platform_id platform, cl_device_id d) {
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err;
+    cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) return false;
+    std::atomic<bool> ran{false};
+    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    if (err == CL_SUCCESS) {
+      err = clSetMemObjectDestructorCallback(
+          m, [](cl_mem, void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true); }, &ran);
+      clReleaseMemObject(m);
+      // The callback may come from another thread, later (it must come before `ran` goes).
+      for (int i = 0; err == CL_SUCCESS && !ran.load() && i < 200; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    clReleaseContext(c);
+    return err == CL_SUCCESS && ran.load();
+  }
 
   // Which maps the device allows although a buffer's host-access flag forbids them
   // (proto::kDeviceMapsBeyondHostAccess): each is tried once, on a context of its own.
@@ -264,7 +302,7 @@ class OpenCLBackend final : public Backend {
     cl_mem m = clCreateBuffer(C(ctx), flags | (copy ? CL_MEM_COPY_HOST_PTR : 0), size,
                               copy ? const_cast<uint8_t*>(init.data()) : nullptr, &err);
     if (err != CL_SUCCESS) return Fail(err, "clCreateBuffer");
-    return Wrap<BkMem>(m);
+    return Wrap<BkMem>(Tracked(m));
   }
 
   Result<BkMem*> CreateSubBuffer(BkMem* parent, uint64_t flags, size_t origin,
@@ -273,7 +311,7 @@ class OpenCLBackend final : public Backend {
     cl_int err;
     cl_mem m = clCreateSubBuffer(M(parent), flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     if (err != CL_SUCCESS) return Fail(err, "clCreateSubBuffer");
-    return Wrap<BkMem>(m);
+    return Wrap<BkMem>(Tracked(m));
   }
 
   Result<BkProgram*> CreateProgramWithSource(BkContext* ctx, std::string_view src) override {
@@ -468,7 +506,7 @@ class OpenCLBackend final : public Backend {
                              copy ? const_cast<uint8_t*>(init->data()) : nullptr, &err);
     if (err != CL_SUCCESS) return Fail(err, "clCreateImage");
     ImageFacts f;
-    f.mem = Wrap<BkMem>(m);
+    f.mem = Wrap<BkMem>(Tracked(m));
     clGetImageInfo(m, CL_IMAGE_ELEMENT_SIZE, sizeof(size_t), &f.element_size, nullptr);
     clGetImageInfo(m, CL_IMAGE_ROW_PITCH, sizeof(size_t), &f.row_pitch, nullptr);
     clGetImageInfo(m, CL_IMAGE_SLICE_PITCH, sizeof(size_t), &f.slice_pitch, nullptr);
@@ -566,6 +604,8 @@ class OpenCLBackend final : public Backend {
     cl_int err;
     cl_kernel k = clCreateKernel(P(p), name.c_str(), &err);
     if (err != CL_SUCCESS) return Fail(err, "clCreateKernel");
+    std::lock_guard lk(memo_mu_);
+    memos_[k] = KernelMemo{std::make_shared<ArgMemo>(), 1};
     return Wrap<BkKernel>(k);
   }
 
@@ -718,13 +758,19 @@ class OpenCLBackend final : public Backend {
     // Arguments the kernel already holds from its last launch are not set again: a
     // clSetKernelArg costs NVIDIA's driver about 0.3 us, and kernels of real programs take
     // ten or more arguments. A kernel is launched by one thread at a time (OpenCL's own rule
-    // for clSetKernelArg), so its memo needs no lock once found; it is held here, as a
-    // release of the kernel by another holder (the scheduler retains held launches' kernels)
-    // drops it from the map.
+    // for clSetKernelArg), so its memo needs no lock once found; it is held here, as the
+    // kernel's last release drops it from the map.
     std::shared_ptr<ArgMemo> held = MemoFor(K(k));
     ArgMemo& memo = *held;
-    const uint64_t epoch = object_epoch_.load(std::memory_order_acquire);
-    if (memo.epoch != epoch) memo = ArgMemo{epoch, {}};
+    const uint64_t epoch =
+        g_mem_epoch.load(std::memory_order_acquire) + object_epoch_.load(std::memory_order_acquire);
+    if (memo.epoch != epoch) {  // values and local sizes still hold; objects may not
+      memo.epoch = epoch;
+      for (auto& held_arg : memo.args)
+        if (held_arg && (held_arg->kind == KernelArgValue::Kind::Mem ||
+                         held_arg->kind == KernelArgValue::Kind::Sampler))
+          held_arg.reset();
+    }
     memo.args.resize(std::max(memo.args.size(), args.size()));
     for (size_t i = 0; i < args.size(); ++i) {
       const auto& a = args[i];
@@ -749,6 +795,7 @@ class OpenCLBackend final : public Backend {
           break;
         }
       }
+      args_set_.fetch_add(1, std::memory_order_relaxed);
       if (err != CL_SUCCESS)
         return Status::Error(err, "clSetKernelArg(" + std::to_string(i) + ") failed with " +
                                       std::to_string(err));
@@ -764,9 +811,13 @@ class OpenCLBackend final : public Backend {
     return want_event ? Wrap<BkEvent>(ev) : nullptr;
   }
 
+  uint64_t KernelArgsSet() const override { return args_set_.load(std::memory_order_relaxed); }
+
   // What a kernel object was last given for each argument (Launch). Its memory objects and
-  // samplers count only while no memory object or sampler has been released since
-  // (object_epoch_), as a new one may take a released one's address.
+  // samplers count only while no memory object has been destroyed (g_mem_epoch) and no
+  // sampler released (object_epoch_) since, as a new one may take a gone one's address.
+  // (object_epoch_ also counts every release of a memory object where the platform calls no
+  // destructor callbacks.) The sum of the two changes whenever either does.
   struct ArgMemo {
     uint64_t epoch = 0;
     std::vector<std::optional<KernelArgValue>> args;
@@ -781,17 +832,33 @@ class OpenCLBackend final : public Backend {
     }
     return false;
   }
+  // A kernel's memo and the references rgpud holds to the kernel (its creation, then
+  // Retain and Release): the last release forgets the memo, so a kernel made later at the
+  // same address never inherits it, while the scheduler's own references to a held launch's
+  // kernel come and go without costing the next launch its arguments. refs 0: not counted
+  // (no such kernel was created here), forgotten at any release.
+  struct KernelMemo {
+    std::shared_ptr<ArgMemo> memo;
+    int64_t refs = 0;
+  };
   std::shared_ptr<ArgMemo> MemoFor(cl_kernel k) {
     std::lock_guard lk(memo_mu_);
     auto& m = memos_[k];
-    if (!m) m = std::make_shared<ArgMemo>();
+    if (!m.memo) m.memo = std::make_shared<ArgMemo>();
+    return m.memo;
+  }
+  // A memory object a kernel may be given: its destruction is counted in g_mem_epoch.
+  cl_mem Tracked(cl_mem m) {
+    if (destructor_callbacks_ &&
+        clSetMemObjectDestructorCallback(m, MemDestroyed, nullptr) != CL_SUCCESS)
+      destructor_callbacks_ = false;  // from now on every release counts (Release)
     return m;
   }
   std::mutex memo_mu_;
-  // Every release of a kernel forgets its memo (the next launch sets every argument again),
-  // so a kernel made later at the same address never inherits one.
-  std::unordered_map<cl_kernel, std::shared_ptr<ArgMemo>> memos_;  // GUARDED_BY(memo_mu_)
+  std::unordered_map<cl_kernel, KernelMemo> memos_;  // GUARDED_BY(memo_mu_)
   std::atomic<uint64_t> object_epoch_{1};
+  std::atomic<bool> destructor_callbacks_{false};
+  std::atomic<uint64_t> args_set_{0};
 
  public:
   Result<BkMem*> RegisterHostMemory(BkContext* ctx, void* p, size_t size) override {
@@ -883,7 +950,13 @@ class OpenCLBackend final : public Backend {
       case T::Queue: clRetainCommandQueue(static_cast<cl_command_queue>(h)); break;
       case T::Mem: clRetainMemObject(static_cast<cl_mem>(h)); break;
       case T::Program: clRetainProgram(static_cast<cl_program>(h)); break;
-      case T::Kernel: clRetainKernel(static_cast<cl_kernel>(h)); break;
+      case T::Kernel: {
+        std::lock_guard lk(memo_mu_);
+        auto it = memos_.find(static_cast<cl_kernel>(h));
+        if (it != memos_.end() && it->second.refs > 0) ++it->second.refs;
+        clRetainKernel(static_cast<cl_kernel>(h));
+        break;
+      }
       case T::Event: clRetainEvent(static_cast<cl_event>(h)); break;
       case T::Sampler: clRetainSampler(static_cast<cl_sampler>(h)); break;
       default: break;
@@ -896,14 +969,18 @@ class OpenCLBackend final : public Backend {
       case T::Context: clReleaseContext(static_cast<cl_context>(h)); break;
       case T::Queue: clReleaseCommandQueue(static_cast<cl_command_queue>(h)); break;
       case T::Mem:
-        // A later object at the same address must not pass for this one in a kernel's memo.
-        object_epoch_.fetch_add(1, std::memory_order_acq_rel);
+        // A later object at the same address must not pass for this one in a kernel's memo:
+        // its destructor callback says when it is gone (Tracked), or, on a platform that
+        // calls none, every release counts.
+        if (!destructor_callbacks_.load(std::memory_order_acquire))
+          object_epoch_.fetch_add(1, std::memory_order_acq_rel);
         clReleaseMemObject(static_cast<cl_mem>(h));
         break;
       case T::Program: clReleaseProgram(static_cast<cl_program>(h)); break;
       case T::Kernel: {
         std::lock_guard lk(memo_mu_);
-        memos_.erase(static_cast<cl_kernel>(h));
+        auto it = memos_.find(static_cast<cl_kernel>(h));
+        if (it != memos_.end() && --it->second.refs <= 0) memos_.erase(it);
         clReleaseKernel(static_cast<cl_kernel>(h));
         break;
       }
