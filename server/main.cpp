@@ -246,8 +246,7 @@ int main(int argc, char** argv) try {
       ->capture_default_str();
   app.add_option("--gate-at-once", opt.sched.gate_at_once,
                  "fair: such a launch that the dispatcher would take the moment it is queued "
-                 "goes on the device from the submitting thread, without a gate (1 on, 0 off; "
-                 "off by default until measured on the whole matrix).")
+                 "goes on the device from the submitting thread, without a gate (1 on, 0 off).")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;

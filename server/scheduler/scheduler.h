@@ -149,10 +149,9 @@ struct SchedulerOptions {
   // fair: such a launch (gate_chained, gate_first) that the dispatcher would put on the device
   // the moment it is queued goes there from the submitting thread instead, without a gate:
   // no user event, no hand-off to the dispatcher, and nothing for the driver to resolve before
-  // the kernel may start. Off by default until the full matrix has been measured with and
-  // without it (docs/scheduling.md, "Session 26": one full run with it read multi-millisecond
-  // LC tails in every context-group cell, not explained).
-  bool gate_at_once = false;
+  // the kernel may start. On since session 27 (docs/scheduling.md, "Session 27": the whole
+  // matrix with and without it in one run).
+  bool gate_at_once = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
