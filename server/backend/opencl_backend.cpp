@@ -223,18 +223,21 @@ class OpenCLBackend final : public Backend {
     cl_int err;
     cl_context c = clCreateContext(props, 1, &d, nullptr, nullptr, &err);
     if (err != CL_SUCCESS) return false;
-    std::atomic<bool> ran{false};
+    bool ran = false;
     cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, 64, nullptr, &err);
     if (err == CL_SUCCESS) {
-      err = clSetMemObjectDestructorCallback(
-          m, [](cl_mem, void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true); }, &ran);
+      // The callback Launch relies on, so nothing here can outlive a late call.
+      const uint64_t before = g_mem_epoch.load(std::memory_order_acquire);
+      err = clSetMemObjectDestructorCallback(m, MemDestroyed, nullptr);
       clReleaseMemObject(m);
-      // The callback may come from another thread, later (it must come before `ran` goes).
-      for (int i = 0; err == CL_SUCCESS && !ran.load() && i < 200; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      // It may come from another thread, a little later.
+      for (int i = 0; err == CL_SUCCESS && !ran && i < 200; ++i) {
+        ran = g_mem_epoch.load(std::memory_order_acquire) != before;
+        if (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     }
     clReleaseContext(c);
-    return err == CL_SUCCESS && ran.load();
+    return err == CL_SUCCESS && ran;
   }
 
   // Which maps the device allows although a buffer's host-access flag forbids them
