@@ -36,6 +36,31 @@ constexpr size_t kFlushThreshold = size_t{256} * 1024;
 // (on TCP each write is a segment). Synchronous calls and clFlush write out at once.
 constexpr std::chrono::microseconds kGather{20};
 
+// Over a socket (no control rings to tell how far rgpud has read), on a host of 8 CPUs or
+// more, an asynchronous request that comes this long after the last write, or after a
+// synchronous call was answered (rgpud has read everything before it), goes out at once with
+// whatever was gathered, from the application's thread: the first launch of a burst reaches
+// rgpud without waiting for the timer and the flusher's wake-up (64 us at the median on the
+// H200, while rgpud sat idle: bench/results/2026-11-29-session28), and the rest of a long
+// burst follows in writes of a few microseconds' worth of requests each, while rgpud works
+// on the first. On fewer CPUs rgpud's reader sleeps between frames and each small write woke
+// it: bursts of 100 on 2 CPUs took three times as long, so there the flusher gathers.
+// RGPU_WRITE_THROUGH=0 or 1 overrides the choice by CPUs.
+constexpr std::chrono::microseconds kWriteEvery{10};
+bool WriteThrough() {
+  static const bool on = [] {
+    const char* v = std::getenv("RGPU_WRITE_THROUGH");
+    return v && *v ? std::strcmp(v, "0") != 0 : ManyCpus();
+  }();
+  return on;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 Reply ParseReply(std::vector<uint8_t> body) {
   Reply rep;
   Reader r(body.data(), body.size());
@@ -294,6 +319,7 @@ Reply Connection::Await(const std::shared_ptr<Ticket>& t) {
     failed.status = Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost: " + fail_reason_);
     return failed;
   }
+  last_write_ns_.store(0, std::memory_order_relaxed);  // answered: rgpud has read all before it
   return std::move(p->reply);
 }
 
@@ -338,6 +364,8 @@ Status Connection::WriteOut() {
   if (chunk.empty()) return Status::Ok();
   iovec iov{chunk.data(), chunk.size()};
   Status s = stream_->SendAll(&iov, 1);
+  last_write_ns_.store(NowNs(), std::memory_order_relaxed);
+  stamps::Mark(stamps::Point::kWritten, static_cast<uint32_t>(chunk.size()));
   if (!s.ok()) Fail(s.message());
   // Hand the capacity back so steady streaming does not reallocate.
   std::lock_guard lk(buf_mu_);
@@ -406,13 +434,19 @@ Status Connection::Queue(Op op, uint64_t tag, const uint8_t* body, size_t n, con
   // thread still asks for the read that follows. The rest of a burst, and requests made while
   // another thread writes, are gathered for the flusher as over a socket: written one by one,
   // bursts of 100,000 launches ran at 0.86-0.92 of native against 0.90-0.97 gathered (H200,
-  // bench/results/2026-11-27-session19/call6).
+  // bench/results/2026-11-27-session19/call6). Over a socket, a request kWriteEvery after
+  // the last write goes out at once with everything gathered before it.
   std::unique_lock wl(write_mu_, std::defer_lock);
-  const bool may_write = stream_->PeerCaughtUp() && wl.try_lock();
+  const bool ring = stream_->HasRing();
+  const bool may_write =
+      (ring ? stream_->PeerCaughtUp()
+            : WriteThrough() && NowNs() - last_write_ns_.load(std::memory_order_relaxed) >=
+                                    std::chrono::nanoseconds(kWriteEvery).count()) &&
+      wl.try_lock();
   bool write_now = false;
   {
     std::lock_guard lk(buf_mu_);
-    write_now = may_write && out_.empty();
+    write_now = may_write && (out_.empty() || !ring);
     AppendFrame(op, tag, body, n, tail, tail_len, flags);
     write_now = write_now || out_.size() >= kFlushThreshold;
     if (!write_now) ScheduleFlush();

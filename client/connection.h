@@ -222,6 +222,9 @@ class Connection {
   bool flush_armed_ = false;  // GUARDED_BY(buf_mu_): the timer is set and out_ waits for it
   bool flush_soon_ = false;   // GUARDED_BY(buf_mu_): set to fire at once (out_ is large)
   bool stopping_ = false;     // GUARDED_BY(buf_mu_)
+  // When the last write to the socket ended (steady clock, ns): over a socket, an
+  // asynchronous request that comes kWriteEvery after it writes out itself (Queue).
+  std::atomic<int64_t> last_write_ns_{0};
 
   struct Pending {
     std::atomic<bool> done{false};  // set under mu_, read without it while spinning

@@ -3,6 +3,7 @@
 
 #include "client/icd.h"
 #include "proto/messages.h"
+#include "proto/stamps.h"
 
 namespace rgpu::client {
 
@@ -234,11 +235,13 @@ cl_int Flush(cl_command_queue q) {
 
 cl_int Finish(cl_command_queue q) {
   if (!ValidQueue(q)) return CL_INVALID_COMMAND_QUEUE;
+  stamps::Mark(stamps::Point::kFinishCall);
   Reply rep = q->conn().Call(Op::Finish, proto::EncodeBody(proto::FinishRequest{q->id}));
   if (!rep.status.ok()) return rep.status.code() == CL_INVALID_COMMAND_QUEUE ? CL_INVALID_COMMAND_QUEUE
                                                                               : CL_OUT_OF_RESOURCES;
   // The device is done; the data of reads may still be on its way into host memory.
   q->WaitReads();
+  stamps::Mark(stamps::Point::kFinishReturns);
   return CL_SUCCESS;
 }
 

@@ -27,14 +27,17 @@ namespace rgpu::stamps {
 // files of bench/results/2026-11-27-session15/ only and are skipped).
 enum class Point : uint32_t {
   // The client (the ICD).
-  kLaunchCall = 1,    // clEnqueueNDRangeKernel entered
-  kLaunchQueued = 2,  // its request appended for the flusher
-  kReadCall = 3,      // a blocking clEnqueueReadBuffer entered
-  kReadWritten = 4,   // its request (and all queued before it) written to the socket
-  kReadReturns = 6,   // clEnqueueReadBuffer returns
-  kReadLanded = 7,    // the answer's data is in the application's memory
-  kWaitCall = 20,     // clWaitForEvents entered
-  kWaitReturns = 21,  // clWaitForEvents returns
+  kLaunchCall = 1,      // clEnqueueNDRangeKernel entered
+  kLaunchQueued = 2,    // its request appended for the flusher
+  kReadCall = 3,        // a blocking clEnqueueReadBuffer entered
+  kReadWritten = 4,     // its request (and all queued before it) written to the socket
+  kReadReturns = 6,     // clEnqueueReadBuffer returns
+  kReadLanded = 7,      // the answer's data is in the application's memory
+  kWaitCall = 20,       // clWaitForEvents entered
+  kWaitReturns = 21,    // clWaitForEvents returns
+  kFinishCall = 23,     // clFinish entered
+  kFinishReturns = 24,  // clFinish returns
+  kWritten = 25,        // gathered requests handed to the socket or ring (arg: bytes)
   // rgpud (a session's reader thread; the argument's upper 12 bits are the session's id).
   kFrameIn = 13,       // a frame read whole (arg: its op)
   kFrameDone = 14,     // its handler returned (arg: its op)
@@ -97,9 +100,12 @@ class Log {
   std::string path_;
 };
 
+// The log when RGPU_STAMPS is set, else null; read without a guard on every mark. A mark
+// made before this is initialised (from another static initialiser) is not kept.
+inline Log* const g_log = Log::Get().on() ? &Log::Get() : nullptr;
+
 inline void Mark(Point p, uint32_t arg = 0) {
-  Log& log = Log::Get();
-  if (log.on()) log.Mark(p, arg);
+  if (Log* log = g_log) log->Mark(p, arg);
 }
 
 }  // namespace rgpu::stamps

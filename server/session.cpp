@@ -365,8 +365,11 @@ void Session::TrackUnfinished(BkEvent* ev) {
   // Status queries are cheap (about 0.3 us on the H200) but need not be made per command.
   // Releasing a complete event is not (NVIDIA: a batch of 32 took 50-136 us on an H100,
   // which every 32nd request of a client paid): once a few checkpoints wait, each command
-  // drops a few, so no one command pays for many.
-  if (++tracked_since_reap_ >= 64 || checkpoints_.size() > kReapBatch) ReapUnfinished(false);
+  // drops a few, so no one command pays for many. Only a command that adds a checkpoint
+  // looks at once (a launch without an event, most of a burst, adds none: asking the driver
+  // on each of those cost a status query per launch while the front one ran).
+  if (++tracked_since_reap_ >= 64 || (ev && checkpoints_.size() > kReapBatch))
+    ReapUnfinished(false);
 }
 
 void Session::ReapUnfinished(bool all) {
@@ -1076,13 +1079,13 @@ Status Session::SetKernelArg(Reader& r) {
   const auto kind = static_cast<KernelArgValue::Kind>(m.kind);
   KernelArgValue v;
   v.kind = kind;
-  v.bytes = std::move(m.bytes);
+  v.bytes.assign(m.bytes.data(), m.bytes.size());
   v.local_size = m.local_size;
   const uint64_t mem_id = m.object;  // a buffer's or a sampler's id, resolved at launch
   auto k = Lookup<KernelRecord>(id);
   if (!k.ok()) return AsyncFailure(Op::SetKernelArg, id, k.status()), Status::Ok();
   KernelRecord& e = **k;
-  if (Status ks = CheckArgKind(e, index, kind, v.bytes); !ks.ok())
+  if (Status ks = CheckArgKind(e, index, kind, v.bytes.span()); !ks.ok())
     return AsyncFailure(Op::SetKernelArg, id, ks), Status::Ok();
   if (e.args.size() <= index) {
     e.args.resize(index + 1);

@@ -245,7 +245,7 @@ class Session {
   Result<MemRecord*> LookupMem(uint64_t id, bool image);
   // Whether a kernel argument value may go to the argument `index` of kernel `k`.
   Status CheckArgKind(const KernelRecord& k, uint32_t index, KernelArgValue::Kind kind,
-                      const std::vector<uint8_t>& bytes);
+                      std::span<const uint8_t> bytes);
   // Charges `size` bytes of device memory to the tenant; false when over its quota.
   bool ChargeMemory(uint64_t size);
   void RefundMemory(uint64_t size);
@@ -334,6 +334,9 @@ class Session {
   Result<BkQueue*> ExecQueue(uint64_t ctx_id, int device, bool control = false);
   Result<BkProgram*> OriginalProgram(ProgramRecord& prog);
   std::map<std::pair<uint64_t, int>, BkQueue*> exec_queues_;
+  // The scheduler's key for this session's tenant (Scheduler::TenantKeyOf), made at the first
+  // launch: the tenant is fixed at Hello.
+  std::string sched_key_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, ObjectRecord> objects_;

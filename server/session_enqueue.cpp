@@ -400,16 +400,20 @@ Status Session::BindKernelArgs(KernelRecord& ke) {
 Status Session::FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchRequest& req) {
   // `fair` may hold the launch and run it on rgpud's own queues of the context, and stop it
   // from the control queue (docs/scheduling.md).
-  const QueueRecord& q = *c.queue_record;
+  QueueRecord& q = *c.queue_record;
   auto ctx = Lookup<ContextRecord>(q.parent);
   if (!ctx.ok()) return ctx.status();
   req.context = (*ctx)->handle;
-  auto xq = ExecQueue(q.parent, q.device);
-  if (!xq.ok()) return xq.status();
-  req.exec_queue = *xq;
-  auto cq = ExecQueue(q.parent, q.device, /*control=*/true);
-  if (!cq.ok()) return cq.status();
-  req.ctl_queue = *cq;
+  if (!q.exec_queue || !q.ctl_queue) {
+    auto xq = ExecQueue(q.parent, q.device);
+    if (!xq.ok()) return xq.status();
+    auto cq = ExecQueue(q.parent, q.device, /*control=*/true);
+    if (!cq.ok()) return cq.status();
+    q.exec_queue = *xq;
+    q.ctl_queue = *cq;
+  }
+  req.exec_queue = q.exec_queue;
+  req.ctl_queue = q.ctl_queue;
   req.device = q.device;
   if (!ke.sched_kernel) return Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance");
   req.sched_kernel = ke.sched_kernel;
@@ -443,6 +447,8 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   LaunchRequest req;
   req.session_id = id_;
   req.tenant = tenant();
+  if (sched_key_.empty()) sched_key_ = Scheduler::TenantKeyOf(req.tenant, id_);  // fixed at Hello
+  req.tenant_key = sched_key_;
   req.queue = c.queue;
   req.queue_in_order = c.queue_record->in_order;
   req.queue_serial = c.queue_record->serial;

@@ -176,7 +176,7 @@ Status Session::CreateSampler(Reader& r) {
 }
 
 Status Session::CheckArgKind(const KernelRecord& k, uint32_t index, KernelArgValue::Kind kind,
-                             const std::vector<uint8_t>& bytes) {
+                             std::span<const uint8_t> bytes) {
   if (index >= k.arg_shapes.size()) return Status::Ok();  // not probed: the device checks
   using S = ArgShape::Kind;
   using V = KernelArgValue::Kind;

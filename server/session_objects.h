@@ -44,6 +44,10 @@ struct QueueRecord : RecordOf<proto::ObjType::Queue, BkQueue> {
   // rgpud). See Session::FillFairLaunch.
   uint64_t judged_command = 0;
   uint64_t judged_seq = 0;
+  // rgpud's own queues of its context and device (Session::ExecQueue), once asked for: they
+  // live as long as the session, and this saves two lookups on every launch under `fair`.
+  BkQueue* exec_queue = nullptr;
+  BkQueue* ctl_queue = nullptr;
 };
 
 // Buffers, sub-buffers and images.

@@ -2,7 +2,8 @@
 // kernel's argument memo, which spares Launch the clSetKernelArg calls for arguments the
 // kernel already holds. It must keep them across references that come and go (the
 // scheduler's hold on a held launch's kernel and buffers) and must never take a new object
-// at a destroyed one's address for the old one.
+// at a destroyed one's address for the old one. Also ArgBytes, the argument values those
+// memos and every launch's snapshot hold.
 #include <gtest/gtest.h>
 
 #include <CL/cl.h>
@@ -16,6 +17,53 @@
 
 namespace rgpu::server {
 namespace {
+
+std::vector<uint8_t> Pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
+  return v;
+}
+
+bool Holds(const ArgBytes& b, const std::vector<uint8_t>& want) {
+  return b.size() == want.size() && std::memcmp(b.data(), want.data(), want.size()) == 0;
+}
+
+// Values up to ArgBytes::kInline are kept inline and larger ones on the heap; copies, moves
+// and resizes across that line keep every byte.
+TEST(ArgBytesTest, CopiesMovesAndResizesKeepTheBytes) {
+  for (size_t n : {size_t{0}, size_t{4}, ArgBytes::kInline, ArgBytes::kInline + 1, size_t{1000}}) {
+    SCOPED_TRACE(n);
+    const auto want = Pattern(n, 3);
+    ArgBytes a;
+    a.assign(want.data(), n);
+    EXPECT_TRUE(Holds(a, want));
+    ArgBytes copy = a;
+    EXPECT_TRUE(Holds(copy, want));
+    EXPECT_TRUE(copy == a);
+    if (n > 0) {
+      copy.data()[n - 1] ^= 1;  // a copy owns its bytes
+      EXPECT_FALSE(copy == a);
+      EXPECT_TRUE(Holds(a, want));
+    }
+    ArgBytes moved = std::move(a);
+    EXPECT_TRUE(Holds(moved, want));
+    ArgBytes assigned;
+    assigned.assign("xy", 2);
+    assigned = moved;
+    EXPECT_TRUE(Holds(assigned, want));
+  }
+  // Growing across the inline size keeps the prefix and zero-fills; shrinking keeps it.
+  const auto big = Pattern(300, 9);
+  ArgBytes b;
+  b.assign(big.data(), 16);
+  b.resize(300);
+  EXPECT_EQ(std::memcmp(b.data(), big.data(), 16), 0);
+  for (size_t i = 16; i < 300; ++i) ASSERT_EQ(b.data()[i], 0) << i;
+  b.assign(big.data(), 300);
+  b.resize(8);
+  EXPECT_TRUE(Holds(b, std::vector<uint8_t>(big.begin(), big.begin() + 8)));
+  EXPECT_FALSE(ArgBytes() == b);
+}
 
 constexpr size_t kN = 64;
 

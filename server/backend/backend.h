@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -68,9 +69,65 @@ struct KernelDesc {
   std::vector<ArgShape> args;  // empty when unknown
 };
 
+// A kernel argument's value bytes, inline up to kInline (every OpenCL scalar and vector type,
+// and the 128-byte hidden argument of a rewritten kernel), so that a launch's snapshot of its
+// kernel's arguments, made on every launch, allocates nothing for them. Larger values (structs
+// by value) go to the heap.
+class ArgBytes {
+ public:
+  static constexpr size_t kInline = 128;
+  ArgBytes() = default;
+  ArgBytes(const ArgBytes& o) { assign(o.data(), o.size()); }
+  ArgBytes& operator=(const ArgBytes& o) {
+    if (this != &o) assign(o.data(), o.size());
+    return *this;
+  }
+  ArgBytes(ArgBytes&& o) noexcept { *this = std::move(o); }
+  ArgBytes& operator=(ArgBytes&& o) noexcept {
+    if (this == &o) return *this;
+    size_ = o.size_;
+    heap_ = std::move(o.heap_);
+    if (size_ <= kInline) std::memcpy(inline_, o.inline_, size_);
+    o.size_ = 0;
+    o.heap_.clear();
+    return *this;
+  }
+  void assign(const void* p, size_t n) {
+    resize(n);
+    if (n) std::memcpy(data(), p, n);
+  }
+  // Keeps the first min(size(), n) bytes; new bytes are zero.
+  void resize(size_t n) {
+    if (n > kInline) {
+      if (size_ <= kInline) heap_.assign(inline_, inline_ + size_);
+      heap_.resize(n, 0);
+    } else {
+      if (size_ > kInline)
+        std::memcpy(inline_, heap_.data(), n);
+      else if (n > size_)
+        std::memset(inline_ + size_, 0, n - size_);
+      heap_.clear();
+    }
+    size_ = n;
+  }
+  uint8_t* data() { return size_ > kInline ? heap_.data() : inline_; }
+  const uint8_t* data() const { return size_ > kInline ? heap_.data() : inline_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::span<const uint8_t> span() const { return {data(), size_}; }
+  friend bool operator==(const ArgBytes& a, const ArgBytes& b) {
+    return a.size_ == b.size_ && (a.size_ == 0 || std::memcmp(a.data(), b.data(), a.size_) == 0);
+  }
+
+ private:
+  size_t size_ = 0;
+  uint8_t inline_[kInline];
+  std::vector<uint8_t> heap_;  // only above kInline
+};
+
 struct KernelArgValue {
   enum class Kind : uint8_t { Bytes = 0, Mem = 1, Local = 2, Sampler = 3 } kind = Kind::Bytes;
-  std::vector<uint8_t> bytes;    // Kind::Bytes
+  ArgBytes bytes;                // Kind::Bytes
   BkMem* mem = nullptr;          // Kind::Mem (nullptr = a NULL buffer argument)
   uint64_t local_size = 0;       // Kind::Local
   BkSampler* sampler = nullptr;  // Kind::Sampler

@@ -57,8 +57,7 @@ constexpr size_t kMaxCostSizes = 64;
 KernelArgValue HiddenArg(const cl_ulong16& v) {
   KernelArgValue a;
   a.kind = KernelArgValue::Kind::Bytes;
-  a.bytes.resize(sizeof(v));
-  std::memcpy(a.bytes.data(), &v, sizeof(v));
+  a.bytes.assign(&v, sizeof(v));
   return a;
 }
 
@@ -122,12 +121,16 @@ std::string UsageLine(const SchedUsage& u) {
 }
 
 std::string TenantKey(const LaunchRequest& req) {
-  // Without a config every session is the anonymous tenant; share between sessions then.
-  if (!req.tenant || req.tenant->id == "anonymous") return "session-" + std::to_string(req.session_id);
-  return req.tenant->id;
+  return Scheduler::TenantKeyOf(req.tenant, req.session_id);
 }
 
 }  // namespace
+
+std::string Scheduler::TenantKeyOf(const Tenant* tenant, uint64_t session_id) {
+  // Without a config every session is the anonymous tenant; share between sessions then.
+  if (!tenant || tenant->id == "anonymous") return "session-" + std::to_string(session_id);
+  return tenant->id;
+}
 
 Result<Policy> ParsePolicy(const std::string& name) {
   if (name == "fifo") return Policy::Fifo;
@@ -267,7 +270,7 @@ void Scheduler::Charge(const std::string& tenant, uint64_t ns) {
 }
 
 Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
-  req.tenant_key = TenantKey(req);
+  if (req.tenant_key.empty()) req.tenant_key = TenantKey(req);
   size_t slices = 0;
   bool hold = false;
   bool drain = false;
@@ -426,6 +429,12 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
     if (cost.measured && sampled && ++cost.since_sample < options_.sample_every) {
       c.need_event = false;
       c.estimate_ns = cost.ns;
+      // Done for the ledger and charged its measured cost now, under this lock, not after the
+      // driver's enqueue under a second one: nothing will report on it. (Should the enqueue
+      // then fail, the estimate stays charged: the kernel ran before, so that is rare, and the
+      // device-time counters only ever grow.)
+      Completed(c.seq, req.tenant_key, nullptr);
+      Charge(req.tenant_key, static_cast<uint64_t>(c.estimate_ns));
     } else {
       cost.since_sample = 0;
     }
@@ -468,11 +477,11 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
                     us(Clock::now() - launching).count());
   }
   const std::string& key = req.tenant_key;
-  if (!ev.ok() || !*ev) {
+  if (!ev.ok() && choice.need_event) {
     // No interval to report: done for the ledger at once, so it never holds up the others.
+    // (A launch without an event is done for it already: ChooseEvent.)
     std::lock_guard lk(mu_);
     Completed(seq, key, nullptr);
-    if (ev.ok()) Charge(key, static_cast<uint64_t>(choice.estimate_ns));
   }
   if (!ev.ok()) return ev.status();
   if (!*ev) return LaunchResult{nullptr, nullptr};

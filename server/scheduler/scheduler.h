@@ -192,7 +192,9 @@ struct LaunchTimes {
 struct LaunchRequest {
   uint64_t session_id = 0;
   const Tenant* tenant = nullptr;
-  std::string tenant_key;          // set by Submit: whose device time this is
+  // Whose device time this is: TenantKeyOf(tenant, session_id), which Submit fills in when
+  // the caller has not (a session keeps its own, made once).
+  std::string tenant_key;
   BkContext* context = nullptr;
   BkQueue* queue = nullptr;        // the application's queue
   bool queue_in_order = true;
@@ -264,6 +266,8 @@ class Scheduler {
   ~Scheduler();
 
   const SchedulerOptions& options() const { return options_; }
+  // The key under which a tenant's device time is kept (LaunchRequest::tenant_key).
+  static std::string TenantKeyOf(const Tenant* tenant, uint64_t session_id);
   Result<LaunchResult> Submit(LaunchRequest req);
   // The session is ending: its held launches are dropped (their events fail) and this
   // returns once none of its slices is on the device.
@@ -511,7 +515,7 @@ class Scheduler {
   struct EventChoice {
     uint64_t seq = 0;
     bool latency_critical = false, need_event = true;
-    double estimate_ns = 0;  // charged when it gets none
+    double estimate_ns = 0;  // charged when it gets none, by ChooseEvent (see there)
   };
   EventChoice ChooseEvent(const LaunchRequest& req, const CostKey& ck);  // takes mu_
   // Completion of a latency-critical launch: charged, and the dispatcher woken.
