@@ -81,6 +81,18 @@ int main(int argc, char** argv) {
   const double launch_no_event_no_profiling = UsPer(t0, n);
   CHECK(clFinish(plain));
   clReleaseCommandQueue(plain);
+  // The same with two more queues in the context, idle (as rgpud's `fair` keeps beside an
+  // application's queue: its own queue for held work and one for stop flags).
+  cl_command_queue extra[2] = {clCreateCommandQueueWithProperties(ctx, dev, props, &err), nullptr};
+  CHECK(err);
+  extra[1] = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+  CHECK(err);
+  t0 = Clock::now();
+  for (int i = 0; i < n; ++i)
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+  const double launch_no_event_two_more_queues = UsPer(t0, n);
+  CHECK(clFinish(q));
+  for (auto x : extra) clReleaseCommandQueue(x);
   std::vector<cl_event> evs(n);
   t0 = Clock::now();
   for (int i = 0; i < n; ++i) CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, &evs[i]));
@@ -148,14 +160,15 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"platform\": \"%s\", \"device\": \"%s\", \"count\": %d, \"us\": {\n"
       "  \"launch_no_event\": %.3f,\n  \"launch_no_event_no_profiling\": %.3f,\n"
+      "  \"launch_no_event_two_more_queues\": %.3f,\n"
       "  \"launch_with_event\": %.3f,\n"
       "  \"launch_with_event_and_setarg\": %.3f,\n  \"launch_with_event_and_callback\": %.3f,\n"
       "  \"status_query_in_flight\": %.3f,\n  \"status_query_complete\": %.3f,\n"
       "  \"profiling_start_end_complete\": %.3f,\n  \"retain_release\": %.3f,\n"
       "  \"launch_then_finish\": %.3f\n}, \"callbacks_fired\": %d}\n",
       pd.platform.c_str(), pd.name.c_str(), n, launch_no_event, launch_no_event_no_profiling,
-      launch_event, launch_event_setarg, launch_event_callback, status_pending, status_complete,
-      profiling_two, retain_release, launch_finish, fired.load());
+      launch_no_event_two_more_queues, launch_event, launch_event_setarg, launch_event_callback,
+      status_pending, status_complete, profiling_two, retain_release, launch_finish, fired.load());
   clReleaseMemObject(buf);
   clReleaseKernel(k);
   clReleaseProgram(prog);
