@@ -83,10 +83,11 @@ int main(int argc, char** argv) {
   clReleaseCommandQueue(plain);
   // The same with two more queues in the context, idle (as rgpud's `fair` keeps beside an
   // application's queue: its own queue for held work and one for stop flags).
-  cl_command_queue extra[2] = {clCreateCommandQueueWithProperties(ctx, dev, props, &err), nullptr};
-  CHECK(err);
-  extra[1] = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
-  CHECK(err);
+  cl_command_queue extra[2];
+  for (int i = 0; i < 2; ++i) {
+    extra[i] = clCreateCommandQueueWithProperties(ctx, dev, i == 0 ? props : nullptr, &err);
+    CHECK(err);
+  }
   t0 = Clock::now();
   for (int i = 0; i < n; ++i)
     CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));

@@ -12,7 +12,6 @@ build=$(cd "${1:-build}" && pwd)
 launches=${2:-20000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# KEEP=DIR keeps the callgrind files there (for callgrind_annotate).
 mkdir -p "$work/build/server" "$work/out"
 ln -s "$build/client" "$work/build/client"
 cat >"$work/build/server/rgpud" <<WRAP
@@ -23,6 +22,7 @@ chmod +x "$work/build/server/rgpud"
 "$build/bench/rgpu-bench-overhead" --build "$work/build" --tasks async --no-links --platform Portable \
   --async-launches "$launches" --async-rounds 1 --worker-timeout 600 --out "$work/bench" >"$work/bench.log" 2>&1 ||
   { tail -20 "$work/bench.log"; exit 1; }
+# KEEP=DIR keeps the callgrind files there (for callgrind_annotate).
 [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$work"/out/cg.* "$KEEP"/
 for f in "$work"/out/cg.*; do
   callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null | python3 -c '

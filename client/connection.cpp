@@ -488,6 +488,7 @@ Reply Connection::Call(Op op, const std::vector<uint8_t>& body, const void* data
     failed.status = Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost: " + fail_reason_);
     return failed;
   }
+  last_write_ns_.store(0, std::memory_order_relaxed);  // answered: rgpud has read all before it
   return std::move(p->reply);
 }
 

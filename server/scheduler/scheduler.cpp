@@ -120,10 +120,6 @@ std::string UsageLine(const SchedUsage& u) {
       u.overruns, u.chained, u.gated, u.gated_first, u.at_once);
 }
 
-std::string TenantKey(const LaunchRequest& req) {
-  return Scheduler::TenantKeyOf(req.tenant, req.session_id);
-}
-
 }  // namespace
 
 std::string Scheduler::TenantKeyOf(const Tenant* tenant, uint64_t session_id) {
@@ -229,8 +225,9 @@ Scheduler::~Scheduler() {
 }
 
 Scheduler::TenantState& Scheduler::StateFor(const LaunchRequest& req) {
-  auto [it, fresh] = req.tenant_key.empty() ? tenants_.try_emplace(TenantKey(req))
-                                            : tenants_.try_emplace(req.tenant_key);
+  auto [it, fresh] = req.tenant_key.empty()
+                         ? tenants_.try_emplace(TenantKeyOf(req.tenant, req.session_id))
+                         : tenants_.try_emplace(req.tenant_key);
   const std::string& key = it->first;
   TenantState& st = it->second;
   if (fresh) {
@@ -270,7 +267,7 @@ void Scheduler::Charge(const std::string& tenant, uint64_t ns) {
 }
 
 Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
-  if (req.tenant_key.empty()) req.tenant_key = TenantKey(req);
+  if (req.tenant_key.empty()) req.tenant_key = TenantKeyOf(req.tenant, req.session_id);
   size_t slices = 0;
   bool hold = false;
   bool drain = false;
@@ -676,7 +673,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   h->req = std::move(req);
   std::vector<BkEvent*> waited;  // the start marker waits for them; the held launch does not
   waited.swap(h->req.waits);
-  h->tenant = TenantKey(h->req);
+  h->tenant = h->req.tenant_key;  // Submit set it
   PlanHeld(*h);
   auto unplan = [&] {
     if (h->ctl) backend_->Release(proto::ObjType::Mem, h->ctl);
