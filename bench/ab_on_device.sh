@@ -7,7 +7,11 @@
 #   bench/ab_on_device.sh CARRIED_BUILD OUTDIR ROUNDS LAUNCHES LABEL=RGPUD_ARGS...
 #   e.g. bench/ab_on_device.sh .carry-new $OUT/ab 3 100000 s16=--sample-every=16 s64=--sample-every=64
 #
-# RGPUD_ARGS are comma-separated rgpud options (each passed as --rgpud-arg).
+# RGPUD_ARGS are comma-separated rgpud options (each passed as --rgpud-arg), or
+#   env:NAME=VALUE   an environment variable for the whole run (the client's, rgpud's, native's)
+#   cpus:LIST        the whole run on these CPUs only (taskset; LIST uses + for commas), or
+#   cpus:onepercore  on one hardware thread of each core (no two of its threads share a core)
+# AB_ARGS: more overhead-benchmark arguments for every run (e.g. "--async-rounds 3").
 set -uo pipefail
 carry=$1 out=$2 rounds=$3 launches=$4
 shift 4
@@ -18,12 +22,24 @@ echo "|---|---|---|---:|---:|---:|---:|---:|" >>"$summary"
 for round in $(seq "$rounds"); do
   for v in "$@"; do
     label=${v%%=*} opts=${v#*=}
-    args=()
+    args=() envs=() prefix=()
     IFS=, read -ra each <<<"$opts"
-    for o in "${each[@]}"; do args+=("--rgpud-arg=$o"); done
+    for o in "${each[@]}"; do
+      case $o in
+        env:*) envs+=("${o#env:}") ;;
+        cpus:onepercore)
+          prefix=(taskset -c "$(cat /sys/devices/system/cpu/cpu*/topology/thread_siblings_list |
+            sed 's/[,-].*//' | sort -un | paste -sd,)") ;;
+        cpus:*) prefix=(taskset -c "$(tr + , <<<"${o#cpus:}")") ;;
+        '') ;;
+        *) args+=("--rgpud-arg=$o") ;;
+      esac
+    done
     dir="$out/r$round-$label"
-    bash "$(dirname "$0")/on_device.sh" "$carry" "$dir" --tasks async --no-links --iterations 100 \
-      --async-launches "$launches" --worker-timeout 120 "${args[@]}" >/dev/null 2>&1
+    # shellcheck disable=SC2086  # AB_ARGS is a list of words
+    env "${envs[@]}" "${prefix[@]}" bash "$(dirname "$0")/on_device.sh" "$carry" "$dir" \
+      --tasks async --no-links --iterations 100 --async-launches "$launches" \
+      --worker-timeout 120 ${AB_ARGS:-} "${args[@]}" >/dev/null 2>&1
     python3 - "$dir/overhead.json" "$round" "$label" "$opts" >>"$summary" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))

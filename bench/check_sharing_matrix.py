@@ -20,6 +20,7 @@ import tempfile
 
 MODES = ["native", "fifo", "fair"]
 US = 1000  # --quick's LC kernel length
+REPEATS = 2  # --solo-repeats: native runs of each solo shape
 LC_SOLOS = [f"mx_lc_{a}_{US}" for a in ("periodic", "poisson", "bursty", "pareto")]
 BE_SOLOS = [f"mx_be_{k}" for k in ("short", "membound", "long", "opaque", "brief", "tiny")]
 CELLS = {
@@ -102,6 +103,34 @@ def check_same_arrivals(doc, runs):
         expect(periodic["tenants"][0]["latency_us"]["n"] == due, f"periodic: {due} requests expected")
 
 
+def check_repeats(doc, md):
+    """Each solo shape ran natively REPEATS times, the later ones after a mode through rgpud,
+    and the matrix divides by their median (checked on one cell, against sharing.md)."""
+    order = [(r["mode"], r["scenario"], r.get("solo_repeat", 0)) for r in doc["runs"]]
+    for scenario in LC_SOLOS + BE_SOLOS:
+        native = [i for i, (m, s, _) in enumerate(order) if m == "native" and s == scenario]
+        expect(len(native) == REPEATS, f"{scenario}: {len(native)} native runs, {REPEATS} expected")
+        if len(native) == REPEATS:
+            expect(order[native[-1]][2] == REPEATS - 1, f"{scenario}: last native run {order[native[-1]]}")
+            expect(any(m != "native" for m, _, _ in order[native[0]:native[-1]]),
+                   f"{scenario}: no mode through rgpud between its native runs")
+    cell = f"mx_poisson_{US}_membound"
+    p99s = sorted(t["latency_us"]["p99"] for r in doc["runs"]
+                  if r["mode"] == "native" and r["scenario"] == f"mx_lc_poisson_{US}" and "error" not in r
+                  for t in r["tenants"] if t["tenant"] == "lc")
+    got = [r for r in doc["runs"] if r["mode"] == "fifo" and r["scenario"] == cell and "error" not in r]
+    if len(p99s) == REPEATS and got:
+        median = (p99s[(REPEATS - 1) // 2] + p99s[REPEATS // 2]) / 2
+        want = next(t for t in got[0]["tenants"] if t["tenant"] == "lc")["latency_us"]["p99"] / median
+        row = next((line for line in md.splitlines() if line.startswith(f"| `{cell}` |")), "")
+        cells = [c.strip() for c in row.split("|")]
+        # | `cell` | tenants | native LC | native BE | fifo LC | ...
+        shown = float(cells[5].split("x")[0]) if len(cells) > 5 and "x" in cells[5] else float("nan")
+        expect(abs(shown - want) <= 0.006, f"{cell}: fifo LC shown {cells[5:6]}, median-based ratio {want:.3f}")
+    expect("| `mx_lc_poisson_1000` |" in md.split("## Matrix native solo runs, repeated")[-1],
+           "sharing.md: no table of the repeated native solo runs")
+
+
 def check_header(doc):
     env = doc.get("environment", {})
     for key in ("date", "commit", "device"):
@@ -123,7 +152,8 @@ def check_report(out):
     with tempfile.TemporaryDirectory() as tmp:
         doc = pathlib.Path(tmp) / "doc.md"
         doc.write_text("".join(f"<!-- BEGIN GENERATED: matrix-{s} -->\nPLACEHOLDER\n<!-- END GENERATED: matrix-{s} -->\n"
-                               for s in ("environment", "matrix", "matrix-solo-runs")))
+                               for s in ("environment", "matrix", "matrix-solo-runs",
+                                         "matrix-native-solo-runs")))
         report = pathlib.Path(__file__).with_name("report.py")
         rc = subprocess.run([sys.executable, str(report), str(out), "--bench", "sharing", "--region", "matrix",
                              "--docs", str(doc)]).returncode
@@ -137,12 +167,14 @@ def main():
     ap.add_argument("--out", required=True, type=pathlib.Path)
     args = ap.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
-    cmd = [args.bench, "--matrix", "--quick", "--platform", "Portable", "--out", str(args.out)]
+    cmd = [args.bench, "--matrix", "--quick", "--platform", "Portable", "--solo-repeats", str(REPEATS),
+           "--out", str(args.out)]
     rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
     expect(rc == 0, f"{' '.join(cmd)} exited {rc}")
     doc = json.loads((args.out / "sharing.json").read_text())
     check_header(doc)
     check_same_arrivals(doc, check_runs(doc))
+    check_repeats(doc, (args.out / "sharing.md").read_text())
     check_report(args.out)
     for p in problems:
         print("FAIL:", p)

@@ -7,6 +7,12 @@
 //   rgpu-probe-driver [--platform NAME] [--count N] > probe.json
 //
 // Every figure is a mean over N calls (default 20000) in microseconds, after a warm-up.
+// --pollers: what a second thread that watches events costs this thread's enqueues, by how
+// it watches (status queries at several paces, of a finished or a pending event, or a
+// blocking clWaitForEvents), and how much later clWaitForEvents sees a kernel's end than a
+// thread that asks for its status without pause.
+// --launch-only: only event-less enqueues, five times N, with the CPU each of the process's
+// threads last ran on and the CPU time it used (where the driver's own threads sit).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -19,17 +25,74 @@
 #include <thread>
 #include <vector>
 
+#include <dirent.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
 #include "bench/probe_check.h"
+#include "server/scheduler/slicer.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* kSource = "__kernel void tiny(__global int* p) { if (get_global_id(0) == 0) p[0] += 1; }";
-
+const char* kSource =
+    "__kernel void tiny(__global int* p) { if (get_global_id(0) == 0) p[0] += 1; }\n"
+    "__kernel void busy(__global float* p, uint n) { float a = p[0];"
+    " for (uint i = 0; i < n; ++i) a = a * 0.999f + 0.5f; if (a == 12345.f) p[1] = a; }";
 
 double UsPer(Clock::time_point t0, int n) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
+}
+
+cl_kernel BuildTiny(cl_context ctx, cl_device_id dev, const std::string& source) {
+  const char* src = source.c_str();
+  cl_int err;
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
+  cl_kernel k = clCreateKernel(prog, "tiny", &err);
+  CHECK(err);
+  clReleaseProgram(prog);  // the kernel keeps it
+  return k;
+}
+
+// Touches `bytes` of `mem` (a cache line at a time) and returns a value so it is not elided.
+// Every thread of this process: "tid name cpu ticks", from /proc/self/task/*/stat.
+std::string Threads() {
+  std::string out;
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return out;
+  while (const dirent* d = readdir(tasks)) {
+    if (d->d_name[0] == '.') continue;
+    const std::string tid = d->d_name;
+    std::ifstream f("/proc/self/task/" + tid + "/stat");
+    if (!f) continue;
+    std::string line;
+    std::getline(f, line);
+    const size_t open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::vector<std::string> fields;
+    for (std::string w; rest >> w;) fields.push_back(w);
+    // After the name: state is field 3, utime 14, stime 15, processor 39 (1-based).
+    if (fields.size() < 37) continue;
+    const long ticks = std::atol(fields[11].c_str()) + std::atol(fields[12].c_str());
+    out += (out.empty() ? "\"" : ", \"") + tid + " " + line.substr(open + 1, close - open - 1) +
+           " cpu" + fields[36] + " " + std::to_string(ticks) + "\"";
+  }
+  closedir(tasks);
+  return out;
+}
+
+unsigned Touch(std::vector<unsigned char>& mem, size_t bytes) {
+  unsigned sum = 0;
+  for (size_t i = 0; i < bytes; i += 64) sum += ++mem[i];
+  return sum;
 }
 
 }  // namespace
@@ -37,11 +100,17 @@ double UsPer(Clock::time_point t0, int n) {
 int main(int argc, char** argv) {
   std::string want;
   int n = 20000;
+  bool launch_only = false, pollers = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
+    else if (!std::strcmp(argv[i], "--launch-only"))
+      launch_only = true;
+    else if (!std::strcmp(argv[i], "--pollers"))
+      pollers = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--platform NAME] [--count N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -65,6 +134,129 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 1000; ++i) CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
   CHECK(clFinish(q));
 
+  if (pollers) {
+    // A pending event: a marker behind a user event, set only at the end.
+    cl_event gate = clCreateUserEvent(ctx, &err);
+    CHECK(err);
+    cl_command_queue side = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    CHECK(err);
+    cl_event pending, finished;
+    CHECK(clEnqueueMarkerWithWaitList(side, 1, &gate, &pending));
+    CHECK(clEnqueueMarkerWithWaitList(q, 0, nullptr, &finished));
+    CHECK(clFinish(q));
+    CHECK(clFlush(side));
+    // kind: 0 none, 1 status of `finished`, 2 status of `pending`, 3 clWaitForEvents(pending)
+    auto with_watcher = [&](int kind, int pause_us) {
+      std::atomic<bool> stop{false};
+      std::thread watcher([&] {
+        if (kind == 0) return;
+        if (kind == 3) {
+          clWaitForEvents(1, &pending);
+          return;
+        }
+        cl_int status;
+        while (!stop.load(std::memory_order_relaxed)) {
+          clGetEventInfo(kind == 1 ? finished : pending, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                         sizeof(status), &status, nullptr);
+          const auto until = Clock::now() + std::chrono::microseconds(pause_us);
+          while (Clock::now() < until) {
+          }
+        }
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const auto t = Clock::now();
+      for (int i = 0; i < n; ++i)
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+      const double us = UsPer(t, n);
+      CHECK(clFinish(q));
+      stop = true;
+      if (kind == 3) {
+        // Wake the blocked waiter with a fresh pending marker left for the next round.
+        CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+        watcher.join();
+        clReleaseEvent(gate);
+        clReleaseEvent(pending);
+        gate = clCreateUserEvent(ctx, &err);
+        CHECK(err);
+        CHECK(clEnqueueMarkerWithWaitList(side, 1, &gate, &pending));
+        CHECK(clFlush(side));
+      } else {
+        watcher.join();
+      }
+      return us;
+    };
+    struct Case {
+      const char* name;
+      int kind, pause_us;
+    };
+    const Case cases[] = {{"none", 0, 0},          {"finished_2us", 1, 2},
+                          {"pending_2us", 2, 2},   {"pending_10us", 2, 10},
+                          {"pending_50us", 2, 50}, {"blocked_in_clWaitForEvents", 3, 0}};
+    std::string json = "{\"enqueue_us_beside_a_watcher\": {";
+    std::vector<std::vector<double>> rounds(std::size(cases));
+    for (int r = 0; r < 5; ++r)
+      for (size_t c = 0; c < std::size(cases); ++c)
+        rounds[c].push_back(with_watcher(cases[c].kind, cases[c].pause_us));
+    for (size_t c = 0; c < std::size(cases); ++c) {
+      json += std::string(c ? ", " : "") + "\"" + cases[c].name + "\": [";
+      for (size_t r = 0; r < rounds[c].size(); ++r)
+        json += (r ? ", " : "") + std::to_string(rounds[c][r]);
+      json += "]";
+    }
+    // How much later a thread blocked in clWaitForEvents returns than one that asks the
+    // status without pause, both watching one kernel of about 100-300 us.
+    cl_kernel busy = clCreateKernel(prog, "busy", &err);
+    CHECK(err);
+    cl_mem fbuf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    CHECK(err);
+    const cl_uint iters = 20000;
+    CHECK(clSetKernelArg(busy, 0, sizeof(fbuf), &fbuf));
+    CHECK(clSetKernelArg(busy, 1, sizeof(iters), &iters));
+    std::vector<double> later, polled_after_end;
+    for (int t = 0; t < 300; ++t) {
+      cl_event ev;
+      CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
+      CHECK(clFlush(q));
+      Clock::time_point waited, polled;
+      std::thread waiter([&] {
+        clWaitForEvents(1, &ev);
+        waited = Clock::now();
+      });
+      cl_int status = CL_QUEUED;
+      while (status > CL_COMPLETE)
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+      polled = Clock::now();
+      waiter.join();
+      later.push_back(std::chrono::duration<double, std::micro>(waited - polled).count());
+      clReleaseEvent(ev);
+    }
+    std::sort(later.begin(), later.end());
+    json += "}, \"clWaitForEvents_returns_after_polling_sees_it_us\": {\"p10\": " +
+            std::to_string(later[later.size() / 10]) +
+            ", \"p50\": " + std::to_string(later[later.size() / 2]) +
+            ", \"p90\": " + std::to_string(later[later.size() * 9 / 10]) +
+            ", \"max\": " + std::to_string(later.back()) + "}}";
+    std::printf("%s\n", json.c_str());
+    clSetUserEventStatus(gate, CL_COMPLETE);
+    clFinish(side);
+    return 0;
+  }
+  if (launch_only) {
+    const int first_cpu = sched_getcpu();
+    std::string rounds;
+    for (int r = 0; r < 5; ++r) {
+      const auto t = Clock::now();
+      for (int i = 0; i < n; ++i)
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+      rounds += (r ? ", " : "") + std::to_string(UsPer(t, n));
+      CHECK(clFinish(q));
+    }
+    std::printf(
+        "{\"launch_no_event_rounds\": [%s], \"cpu_first\": %d, \"cpu_last\": %d, "
+        "\"threads\": [%s]}\n",
+        rounds.c_str(), first_cpu, sched_getcpu(), Threads().c_str());
+    return 0;
+  }
   // Launch cost without and with an event (what rgpud asks for on every launch).
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
@@ -158,6 +350,93 @@ int main(int argc, char** argv) {
   }
   const double launch_finish = UsPer(t0, rt);
 
+  // What changes the cost of one event-less enqueue of `tiny` on the driver, in rounds that
+  // alternate the variants (a variant's n enqueues, then an untimed clFinish): the kernel as
+  // rgpud builds it (rewritten for slicing: a ulong16 and a pointer argument more), the
+  // original with the two parameters only, and work between enqueues of the kind rgpud's
+  // thread does (touching memory, a system call, another thread asking the driver for an
+  // event's status). Work between enqueues is timed alone in the same round and subtracted.
+  auto rewritten = rgpu::slicer::RewriteForSlicing(kSource, "");
+  if (!rewritten.ok()) {
+    std::fprintf(stderr, "the slicer refused tiny: %s\n", rewritten.status().message().c_str());
+    return 1;
+  }
+  cl_kernel k_rewritten = BuildTiny(ctx, dev, rewritten->source);
+  cl_kernel k_padded =
+      BuildTiny(ctx, dev,
+                "__kernel void tiny(__global int* p, ulong16 h, volatile __global uint* c) "
+                "{ if (get_global_id(0) == 0) p[0] += 1; }");
+  const cl_ulong16 whole = rgpu::slicer::HiddenArgForWholeLaunch();
+  const cl_mem no_mem = nullptr;
+  for (cl_kernel kk : {k_rewritten, k_padded}) {
+    CHECK(clSetKernelArg(kk, 0, sizeof(buf), &buf));
+    CHECK(clSetKernelArg(kk, 1, sizeof(whole), &whole));
+    CHECK(clSetKernelArg(kk, 2, sizeof(cl_mem), &no_mem));
+    for (int i = 0; i < 1000; ++i)
+      CHECK(clEnqueueNDRangeKernel(q, kk, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+    CHECK(clFinish(q));
+  }
+  std::vector<unsigned char> scratch(1 << 20);
+  unsigned sink = 0;
+  cl_event done_event;
+  CHECK(clEnqueueMarkerWithWaitList(q, 0, nullptr, &done_event));
+  CHECK(clFinish(q));
+  auto enqueue = [&](cl_kernel kk) {
+    CHECK(clEnqueueNDRangeKernel(q, kk, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+  };
+  // Mean µs per enqueue of `kk` with `between` run after each; minus `between` alone.
+  auto variant = [&](cl_kernel kk, const auto& between) {
+    auto t = Clock::now();
+    for (int i = 0; i < n; ++i) between();
+    const double alone = UsPer(t, n);
+    t = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      enqueue(kk);
+      between();
+    }
+    const double with = UsPer(t, n);
+    CHECK(clFinish(q));
+    return with - alone;
+  };
+  auto nothing = [] {};
+  const char* variant_names[] =
+      {"plain", "rewritten", "padded", "touch_64k", "touch_1m", "syscall", "status_poller_thread"};
+  constexpr int kVariants = 7, kRounds = 5;
+  std::vector<double> rounds[kVariants];
+  for (int r = 0; r < kRounds; ++r) {
+    rounds[0].push_back(variant(k, nothing));
+    rounds[1].push_back(variant(k_rewritten, nothing));
+    rounds[2].push_back(variant(k_padded, nothing));
+    rounds[3].push_back(variant(k, [&] { sink += Touch(scratch, 64 << 10); }));
+    rounds[4].push_back(variant(k, [&] { sink += Touch(scratch, 1 << 20); }));
+    rounds[5].push_back(variant(k, [] { syscall(SYS_getppid); }));
+    std::atomic<bool> stop{false};
+    std::thread poller([&] {
+      cl_int status;
+      while (!stop.load(std::memory_order_relaxed)) {
+        clGetEventInfo(done_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                       nullptr);
+        const auto until = Clock::now() + std::chrono::microseconds(2);
+        while (Clock::now() < until) {
+        }
+      }
+    });
+    rounds[6].push_back(variant(k, nothing));
+    stop = true;
+    poller.join();
+  }
+  clReleaseEvent(done_event);
+  clReleaseKernel(k_rewritten);
+  clReleaseKernel(k_padded);
+  std::string variants_json = "{";
+  for (int v = 0; v < kVariants; ++v) {
+    variants_json += std::string(v ? ", " : "") + "\"" + variant_names[v] + "\": [";
+    for (int r = 0; r < kRounds; ++r)
+      variants_json += (r ? ", " : "") + std::to_string(rounds[v][r]);
+    variants_json += "]";
+  }
+  variants_json += "}";
+
   std::printf(
       "{\"platform\": \"%s\", \"device\": \"%s\", \"count\": %d, \"us\": {\n"
       "  \"launch_no_event\": %.3f,\n  \"launch_no_event_no_profiling\": %.3f,\n"
@@ -166,10 +445,12 @@ int main(int argc, char** argv) {
       "  \"launch_with_event_and_setarg\": %.3f,\n  \"launch_with_event_and_callback\": %.3f,\n"
       "  \"status_query_in_flight\": %.3f,\n  \"status_query_complete\": %.3f,\n"
       "  \"profiling_start_end_complete\": %.3f,\n  \"retain_release\": %.3f,\n"
-      "  \"launch_then_finish\": %.3f\n}, \"callbacks_fired\": %d}\n",
+      "  \"launch_then_finish\": %.3f\n}, \"callbacks_fired\": %d,\n"
+      "\"launch_no_event_variants_rounds\": %s, \"sink\": %u}\n",
       pd.platform.c_str(), pd.name.c_str(), n, launch_no_event, launch_no_event_no_profiling,
       launch_no_event_two_more_queues, launch_event, launch_event_setarg, launch_event_callback,
-      status_pending, status_complete, profiling_two, retain_release, launch_finish, fired.load());
+      status_pending, status_complete, profiling_two, retain_release, launch_finish, fired.load(),
+      variants_json.c_str(), sink);
   clReleaseMemObject(buf);
   clReleaseKernel(k);
   clReleaseProgram(prog);

@@ -270,6 +270,10 @@ struct Options {
   size_t be_short_groups_per_cu = 64;
   double be_mem_mib = 2048;  // both buffers of the membound kernel together
   int be_depth = 2;
+  // Native solo runs of each matrix tenant shape: the first in the native pass, the others
+  // after later modes' passes, so that they sample the device across the whole run; ratios
+  // divide by their median (one native run's LC p99 read 0.80 and 1.92 ms on one lease).
+  int solo_repeats = 3;
   std::string baseline;  // an earlier sharing.json whose native runs and calibration to use
 };
 
@@ -924,6 +928,7 @@ json Bench::OptionsJson() const {
           {"rgpud_args", opt_.rgpud_args},
           {"matrix",
            {{"seed", opt_.seed},
+            {"solo_repeats", opt_.solo_repeats},
             {"lc_gap_ms", opt_.lc_gap_ms},
             {"lc_us", opt_.shape.lc_us},
             {"default_lc_us", opt_.shape.default_lc_us},
@@ -978,8 +983,37 @@ int Bench::Main() {
     WriteAtomically(fs::path(opt_.out) / "sharing.md", Markdown(doc));
   };
   bool failed = false;
-  runs_total_ = static_cast<int>(opt_.modes.size() * opt_.scenarios.size());
+  // The matrix's solo shapes, run natively again after later modes (Options::solo_repeats).
+  std::vector<std::string> solos;
+  if (std::find(opt_.modes.begin(), opt_.modes.end(), "native") != opt_.modes.end())
+    for (const auto& sc : opt_.scenarios)
+      if (rgpu::bench::matrix::IsMatrix(sc) && rgpu::bench::matrix::TenantsOf(sc).size() == 1)
+        solos.push_back(sc);
+  int repeats_left = solos.empty() ? 0 : std::max(0, opt_.solo_repeats - 1);
+  runs_total_ =
+      static_cast<int>(opt_.modes.size() * opt_.scenarios.size() + repeats_left * solos.size());
   const auto started = Clock::now();
+  auto native_solos = [&] {
+    const int repeat = opt_.solo_repeats - repeats_left;  // the native pass was repeat 0
+    --repeats_left;
+    ModeEnv me;
+    try {
+      me = StartMode("native");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[%s] native (solo repeat %d): %s\n", Now().c_str(), repeat, e.what());
+      failed = true;
+      return;
+    }
+    for (const auto& sc : solos) {
+      json r = RunScenario("native", sc, me);
+      r["solo_repeat"] = repeat;
+      failed |= r.contains("error");
+      doc["runs"].push_back(r);
+      save();
+    }
+    StopMode("native", me);
+  };
+  bool native_done = false;
   for (const auto& mode : opt_.modes) {
     ModeEnv me;
     try {
@@ -999,7 +1033,10 @@ int Bench::Main() {
     StopMode(mode, me);
     doc["modes"][mode] = me.describe;
     save();
+    native_done |= mode == "native";
+    if (native_done && mode != "native" && repeats_left > 0) native_solos();
   }
+  while (repeats_left > 0) native_solos();
   doc["wall_s"] = std::chrono::duration<double>(Clock::now() - started).count();
   std::fprintf(stderr, "[%s] %d runs in %.0f s\n", Now().c_str(), runs_done_, doc["wall_s"].get<double>());
   save();
@@ -1388,6 +1425,11 @@ int main(int argc, char** argv) {
           ->capture_default_str();
   auto* bmem = mx->add_option("--be-mem-mib", o.be_mem_mib, "BE membound: both saxpy buffers together, MiB")->capture_default_str();
   mx->add_option("--be-depth", o.be_depth, "BE: launches in flight")->capture_default_str();
+  mx->add_option(
+        "--solo-repeats", o.solo_repeats,
+        "Native runs of each solo shape, spread over the run (ratios divide by their median)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   mx->add_option("--baseline", o.baseline,
                  "An earlier sharing.json (same device): its native runs and matrix calibration stand in for "
                  "mode native, so that policies can be compared without running native again");
