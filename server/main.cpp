@@ -219,6 +219,13 @@ int main(int argc, char** argv) try {
                  "Sessions polling at once, at most (default: a quarter of the CPUs); "
                  "best-effort sessions take at most half of these slots.")
       ->capture_default_str();
+  opt.launch_thread = many;
+  app.add_option("--launch-thread", opt.launch_thread,
+                 "A session receiving a burst of kernel launches hands the driver's enqueues to "
+                 "a thread of its own, which spins 200 us after the burst, so that reading and "
+                 "scheduling the next launch overlaps the driver's enqueue of the last (1 on, 0 "
+                 "off; default on with 8 CPUs or more).")
+      ->capture_default_str();
   opt.sched.spin_feed = many;
   app.add_option("--spin-feed", opt.sched.spin_feed,
                  "fair: while best-effort slices or runs are on the device beside an active "

@@ -71,6 +71,10 @@ struct ServerOptions {
   std::chrono::microseconds poll{0};
   std::chrono::microseconds lc_poll{0};
   int max_pollers = 0;
+  // A session that receives a burst of launches hands their driver enqueues to a thread of
+  // its own (server/scheduler/launch_pipe.h), which spins 200 us after its last one. Default
+  // (main.cpp): on with 8 CPUs or more.
+  bool launch_thread = false;
 
   // From the config file (server/config.h). No tenants: one anonymous tenant, no token.
   std::vector<std::shared_ptr<const Tenant>> tenants;

@@ -249,6 +249,17 @@ void Session::Serve() {
                              " bytes exceeds the limit of " +
                              std::to_string(server_->options().max_frame));
     }
+    // Every frame but a launch waits for the launch thread's launches (PipeFor); setting an
+    // argument (kept here until a launch) and a heartbeat neither wait nor end a burst.
+    if (s.ok()) {
+      const auto op = static_cast<Op>(h.op);
+      if (op == Op::NDRangeKernel) {
+        ++launch_run_;
+      } else if (op != Op::SetKernelArg && op != Op::Heartbeat) {
+        launch_run_ = 0;
+        if (pipe_) WaitLaunches();
+      }
+    }
     if (s.ok() && h.op == static_cast<uint16_t>(Op::PutData) && hello_done_ && h.flags == 0) {
       s = ReceivePutData(h);
       if (s.ok()) {
@@ -278,6 +289,7 @@ void Session::Serve() {
     const bool lc = t && t->priority == Priority::LatencyCritical;
     if (lc) server_->LatencyCriticalRequest(true);
     s = Dispatch(h, r);
+    if (pipe_) ReportLaunchFailure();
     Stamp(stamps::Point::kFrameDone, h.op);
     if (lc) server_->LatencyCriticalRequest(false);
     if (!s.ok() && s.is_protocol()) {
@@ -289,12 +301,19 @@ void Session::Serve() {
     }
     if (static_cast<Op>(h.op) == Op::Goodbye) break;
   }
+  uint64_t piped = 0;
+  if (pipe_) {
+    WaitLaunches();
+    piped = pipe_->Pushed();
+    pipe_.reset();
+  }
   if (trace_) trace_->Log(id_);
   size_t objects = objects_.size();
   const std::string shared_note =
       (shared_bytes_ ? ", " + std::to_string(shared_bytes_ >> 10) + " KiB through the shared region"
                      : "") +
-      (stream_->HasRing() ? std::string(", frames through control rings") : "");
+      (stream_->HasRing() ? std::string(", frames through control rings") : "") +
+      (piped ? ", " + std::to_string(piped) + " launches through its launch thread" : "");
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
   // Connections that never authenticated are counted by the gate, not logged one by one.
@@ -341,6 +360,16 @@ Status Session::CommandFailed(const FrameHeader& h, uint64_t queue_id, uint64_t 
   }
   AsyncFailure(op, event_id, s);
   return Status::Ok();
+}
+
+void Session::WaitLaunches() {
+  pipe_->Wait();
+  ReportLaunchFailure();
+}
+
+void Session::ReportLaunchFailure() {
+  // As a launch without an event that failed in this thread is (CommandFailed).
+  if (Status f = pipe_->TakeFailure(); !f.ok()) AsyncFailure(Op::NDRangeKernel, 0, f);
 }
 
 bool Session::WaitForRoom() {

@@ -213,6 +213,12 @@ class Session {
   // and what `fair` needs to hold and run the launch itself.
   Status BindKernelArgs(KernelRecord& ke);
   Status FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchRequest& req);
+  // The launch thread for this launch, or null (then the pipe's launches are on the driver
+  // before this returns): see ServerOptions::launch_thread.
+  LaunchPipe* PipeFor(const Command& c);
+  // Waits for the pipe's launches (before any other command), then reports a failed one.
+  void WaitLaunches();
+  void ReportLaunchFailure();
   Status Flush(proto::Reader& r);
   Status Finish(const proto::FrameHeader& h, proto::Reader& r);
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);
@@ -337,6 +343,10 @@ class Session {
   // The scheduler's key for this session's tenant (Scheduler::TenantKeyOf), made at the first
   // launch: the tenant is fixed at Hello.
   std::string sched_key_;
+  // Launch frames in a row, up to this one (Serve), and the thread that enqueues them once a
+  // burst is on (PipeFor).
+  int launch_run_ = 0;
+  std::unique_ptr<LaunchPipe> pipe_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.
   std::unordered_map<uint64_t, ObjectRecord> objects_;

@@ -434,6 +434,20 @@ Status Session::FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchR
   return Status::Ok();
 }
 
+LaunchPipe* Session::PipeFor(const Command& c) {
+  // A burst: this many launch frames in a row start the thread, or it is awake from the last
+  // burst (spinning: nothing to wake). One launch before a read (a request) stays here, as
+  // the read would wait for the thread's wake-up.
+  constexpr int kBurst = 8;
+  const bool pipeable = server_->options().launch_thread && c.head.event == 0 && c.waits.empty();
+  if (pipeable && !pipe_ && launch_run_ >= kBurst)
+    pipe_ = std::make_unique<LaunchPipe>(server_->backend());
+  if (!pipe_) return nullptr;
+  if (pipeable && (launch_run_ >= kBurst || pipe_->Awake())) return pipe_.get();
+  WaitLaunches();
+  return nullptr;
+}
+
 Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   proto::NDRangeKernelRequest m;
   if (!DecodeAll(r, &m)) return Malformed();
@@ -469,6 +483,7 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.want_event = c.head.event != 0;
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
+  req.pipe = PipeFor(c);
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   Stamp(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));

@@ -4,7 +4,8 @@
 # held launch on the device behind the one before it on its queue before that one had ended
 # (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
-# submitting thread (EXPECT=at_once); EXPECT may name several, space-separated. A test whose
+# submitting thread (EXPECT=at_once), or handed launches of a burst to a session's launch
+# thread (EXPECT=launch_thread); EXPECT may name several, space-separated. A test whose
 # launches all ran whole would prove nothing.
 set -u
 "$@"
@@ -13,6 +14,13 @@ rc=$?
 for _ in $(seq 50); do grep -q "scheduling (" "$RGPUD_LOG" && break; sleep 0.1; done
 grep "scheduling (" "$RGPUD_LOG"
 for want in ${EXPECT:-slices}; do
+  if [ "$want" = launch_thread ]; then
+    # Written when a session ends, after the command's client has gone.
+    for _ in $(seq 50); do grep -q "launches through its launch thread" "$RGPUD_LOG" && break; sleep 0.1; done
+    grep -E "[1-9][0-9]* launches through its launch thread" "$RGPUD_LOG" ||
+      { echo "no launch went through a launch thread"; exit 1; }
+    continue
+  fi
   case $want in
     slices) pattern="[1-9][0-9]* slices" ;;
     preempted) pattern="\([1-9][0-9]* preempted\)" ;;

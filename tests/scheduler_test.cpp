@@ -101,7 +101,7 @@ class SchedulerTest : public ::testing::Test {
   // A 1D launch of `groups` work-groups of 64 work-items; `sliceable`: its program was
   // rewritten for slicing (slicer.h).
   LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true, bool want_event = true,
-                      std::vector<BkEvent*> waits = {}) {
+                      std::vector<BkEvent*> waits = {}, LaunchPipe* pipe = nullptr) {
     LaunchRequest req;
     req.session_id = t.session;
     req.tenant = &t.tenant;
@@ -125,6 +125,7 @@ class SchedulerTest : public ::testing::Test {
     req.range.local[0] = 64;
     req.want_event = want_event;
     req.waits = std::move(waits);
+    req.pipe = pipe;
     auto r = sched_->Submit(std::move(req));
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (r.ok() && r->event) events_.push_back(r->event);
@@ -279,6 +280,32 @@ TEST_F(SchedulerTest, FairTenantAloneIsNeverHeld) {
     EXPECT_FALSE(l.sliced);
     EXPECT_FALSE(l.run);
   }
+}
+
+TEST_F(SchedulerTest, LaunchesThroughAPipeReachTheDeviceBeforeAHeldLaunchOfTheirTenant) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  LaunchPipe pipe(dev_);
+  // The first launches of a kernel get events until its cost is measured (ChooseEvent); then
+  // the event-less ones go through the pipe.
+  for (int i = 0; i < 20; ++i) Launch(a, 1, true, /*want_event=*/false, {}, &pipe);
+  dev_.RunUntilIdle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // the dispatcher's harvest
+  constexpr size_t kBurst = 300;
+  for (size_t i = 0; i < kBurst; ++i) Launch(a, 1, true, /*want_event=*/false, {}, &pipe);
+  EXPECT_GT(pipe.Pushed(), kBurst / 2) << "the burst's launches went through the pipe";
+  Launch(b, 8);                           // b is active now
+  Launch(a, 100, true, true, {}, &pipe);  // so this one is held: after the pipe's
+  auto la = LaunchesOf(a);
+  ASSERT_GE(la.size(), 20 + kBurst);
+  for (size_t i = 0; i < 20 + kBurst; ++i)
+    ASSERT_EQ(la[i].queue, a.app) << "launch " << i << " came after the held launch's work";
+  dev_.RunUntilIdle();
+  la = LaunchesOf(a);
+  ASSERT_GT(la.size(), 20 + kBurst);
+  for (size_t i = 20 + kBurst; i < la.size(); ++i) EXPECT_EQ(la[i].queue, a.exec);
+  EXPECT_TRUE(pipe.TakeFailure().ok());
 }
 
 TEST_F(SchedulerTest, FairHoldsSharedWorkAndRunsItPreemptibly) {

@@ -338,6 +338,11 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       }
     }
   }
+  // Held and sliced launches go on the device from this thread, after the pipe's.
+  if (req.pipe && (drain || hold || slices > 1)) {
+    req.pipe->Wait();
+    req.pipe = nullptr;
+  }
   if (drain) {
     DrainSlices(req.context);
     auto r = Direct(req, true);  // on the device now (or failed): it holds the others back
@@ -463,8 +468,13 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   const uint64_t seq = choice.seq;
   const bool traced = req.trace_entered != Clock::time_point{};
   const auto launching = traced ? Clock::now() : Clock::time_point{};
-  auto ev =
-      backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
+  Result<BkEvent*> ev = nullptr;
+  if (req.pipe && !choice.need_event && req.waits.empty()) {
+    req.pipe->Push(req.queue, req.kernel, req.args, req.range);  // charged in ChooseEvent
+  } else {
+    if (req.pipe) req.pipe->Wait();
+    ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
+  }
   if (traced) {
     using us = std::chrono::duration<float, std::micro>;
     std::lock_guard lk(mu_);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "server/backend/backend.h"
+#include "server/scheduler/launch_pipe.h"
 #include "server/scheduler/lc_trace.h"
 #include "server/scheduler/ledger.h"
 #include "server/scheduler/slicer.h"
@@ -218,6 +219,10 @@ struct LaunchRequest {
   // is the session's, borrowed for Submit only: Hold asks it only of a launch it would gate.
   bool before_known = false;
   BkEvent* before_event = nullptr;
+  // The session's launch thread, where a burst is on (Session::PipeFor): a direct launch that
+  // needs no event and waits for nothing goes through it; anything else Submit does with the
+  // driver waits for it first (LaunchPipe). Null: the calling thread launches.
+  LaunchPipe* pipe = nullptr;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };

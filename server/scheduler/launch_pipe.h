@@ -1,0 +1,82 @@
+// A session's second thread for the driver's kernel enqueues during a burst of launches.
+//
+// NVIDIA's clEnqueueNDRangeKernel takes 9-12 us of a thread on an H200 host; a session thread
+// that makes it itself also reads, decodes and schedules each launch frame (about 1 us more),
+// so a burst through rgpud ran at 0.82-0.87 of an application calling the driver directly.
+// With a pipe, the session thread hands event-less launches with no wait list to this thread,
+// in order, and goes on to the next frame while the driver enqueues the last.
+//
+// Order: the pipe's launches reach the driver in the order pushed. Anything else the session
+// (or the scheduler, on its behalf) does with the driver that must come after them waits
+// for Wait() first: every other command on the application's queues, object releases, a
+// launch that needs an event or waits for one. Status queries and releases of existing
+// events need no wait.
+//
+// Threading: Push, Wait, Awake, Idle and TakeFailure are called by the owning session thread
+// only; the pipe's own thread calls the backend's Launch. The backend is thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "proto/status.h"
+#include "server/backend/backend.h"
+
+namespace rgpu::server {
+
+class LaunchPipe {
+ public:
+  explicit LaunchPipe(Backend& backend);
+  ~LaunchPipe();  // waits for what was pushed, then ends the thread
+  LaunchPipe(const LaunchPipe&) = delete;
+  LaunchPipe& operator=(const LaunchPipe&) = delete;
+
+  // Queues the launch; blocks only while kSlots launches are pending.
+  void Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args, const NDRange& range);
+  // Returns once every pushed launch has been handed to the driver (spins: they take
+  // microseconds each).
+  void Wait();
+  // Nothing pushed that the thread has not handed to the driver yet.
+  bool Idle() const {
+    return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_relaxed);
+  }
+  // The thread is not asleep: a launch pushed now costs no wake-up before it reaches the
+  // driver. It spins for kIdleSpinUs after its last launch before it sleeps.
+  bool Awake() const { return !sleeping_.load(std::memory_order_acquire); }
+  // Launches pushed so far.
+  uint64_t Pushed() const { return pushed_.load(std::memory_order_relaxed); }
+  // The first launch that failed since the last call, if any (ok otherwise).
+  Status TakeFailure();
+
+  static constexpr size_t kSlots = 256;
+  static constexpr int kIdleSpinUs = 200;
+
+ private:
+  struct Job {
+    BkQueue* queue = nullptr;
+    BkKernel* kernel = nullptr;
+    std::vector<KernelArgValue> args;  // keeps its capacity from one use of the slot to the next
+    NDRange range;
+  };
+  void Run();
+
+  Backend& backend_;
+  std::array<Job, kSlots> jobs_;       // slot seq % kSlots: written by Push, read by Run
+  std::atomic<uint64_t> pushed_{0};    // written by the session thread
+  std::atomic<uint64_t> done_{0};      // written by the pipe's thread
+  std::atomic<bool> sleeping_{false};  // the pipe's thread waits on cv_
+  std::atomic<bool> failed_{false};    // failure_ holds a status not yet taken
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // GUARDED_BY(mu_)
+  Status failure_;     // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace rgpu::server
