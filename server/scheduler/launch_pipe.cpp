@@ -19,7 +19,7 @@ LaunchPipe::~LaunchPipe() {
 }
 
 void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
-                      const NDRange& range) {
+                      const NDRange& range, Then then) {
   const uint64_t seq = pushed_.load(std::memory_order_relaxed);
   while (seq - done_.load(std::memory_order_acquire) >= kSlots) proto::CpuRelax();
   Job& j = jobs_[seq % kSlots];
@@ -27,6 +27,7 @@ void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> a
   j.kernel = k;
   j.args.assign(args.begin(), args.end());
   j.range = range;
+  j.then = std::move(then);
   // seq_cst with the thread's store of sleeping_ (Run): either it sees this launch before it
   // sleeps, or this sees it asleep and wakes it.
   pushed_.store(seq + 1, std::memory_order_seq_cst);
@@ -64,12 +65,17 @@ void LaunchPipe::Run() {
   for (;;) {
     if (pushed_.load(std::memory_order_acquire) > next) {
       Job& j = jobs_[next % kSlots];
-      auto ev = backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, false);
+      const bool want_event = static_cast<bool>(j.then);
+      auto ev = backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
       if (!ev.ok()) {
         std::lock_guard lk(mu_);
         if (failure_.ok()) failure_ = ev.status();  // the first one is reported
         failed_.store(true, std::memory_order_release);
-      } else if (*ev) {
+      }
+      if (want_event) {
+        j.then(std::move(ev));
+        j.then = nullptr;
+      } else if (ev.ok() && *ev) {
         backend_.Release(proto::ObjType::Event, *ev);  // none was asked; never expected
       }
       done_.store(++next, std::memory_order_release);

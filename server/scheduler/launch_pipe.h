@@ -3,8 +3,9 @@
 // NVIDIA's clEnqueueNDRangeKernel takes 9-12 us of a thread on an H200 host; a session thread
 // that makes it itself also reads, decodes and schedules each launch frame (about 1 us more),
 // so a burst through rgpud ran at 0.82-0.87 of an application calling the driver directly.
-// With a pipe, the session thread hands event-less launches with no wait list to this thread,
-// in order, and goes on to the next frame while the driver enqueues the last.
+// With a pipe, the session thread hands launches with no wait list whose event nobody outside
+// the scheduler needs to this thread, in order, and goes on to the next frame while the driver
+// enqueues the last.
 //
 // Order: the pipe's launches reach the driver in the order pushed. Anything else the session
 // (or the scheduler, on its behalf) does with the driver that must come after them waits
@@ -20,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -37,8 +39,13 @@ class LaunchPipe {
   LaunchPipe(const LaunchPipe&) = delete;
   LaunchPipe& operator=(const LaunchPipe&) = delete;
 
-  // Queues the launch; blocks only while kSlots launches are pending.
-  void Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args, const NDRange& range);
+  // What runs on the pipe's thread after a launch that asked for an event: it gets the
+  // launch's event (one reference, its to release) or the failure.
+  using Then = std::function<void(Result<BkEvent*>)>;
+  // Queues the launch (with an event only when `then` is set); blocks only while kSlots
+  // launches are pending.
+  void Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args, const NDRange& range,
+            Then then = {});
   // Returns once every pushed launch has been handed to the driver (spins: they take
   // microseconds each).
   void Wait();
@@ -63,6 +70,7 @@ class LaunchPipe {
     BkKernel* kernel = nullptr;
     std::vector<KernelArgValue> args;  // keeps its capacity from one use of the slot to the next
     NDRange range;
+    Then then;
   };
   void Run();
 

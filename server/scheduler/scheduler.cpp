@@ -469,8 +469,22 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   const bool traced = req.trace_entered != Clock::time_point{};
   const auto launching = traced ? Clock::now() : Clock::time_point{};
   Result<BkEvent*> ev = nullptr;
-  if (req.pipe && !choice.need_event && req.waits.empty()) {
+  const std::string& key = req.tenant_key;
+  if (req.pipe && req.waits.empty() && !choice.need_event) {
     req.pipe->Push(req.queue, req.kernel, req.args, req.range);  // charged in ChooseEvent
+  } else if (req.pipe && req.waits.empty() && !req.want_event && !latency_critical) {
+    // An event only for the accounting (ChooseEvent's sample): kept for the harvest from the
+    // pipe's thread, so that the burst does not wait for the pipe here.
+    req.pipe->Push(req.queue, req.kernel, req.args, req.range,
+                   [this, key, ck, seq](Result<BkEvent*> launched) {
+                     if (!launched.ok()) {
+                       std::lock_guard lk(mu_);
+                       Completed(seq, key, nullptr);
+                       return;
+                     }
+                     KeepDirect(*launched, key, ck, seq);
+                     backend_->Release(proto::ObjType::Event, *launched);
+                   });
   } else {
     if (req.pipe) req.pipe->Wait();
     ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
@@ -483,7 +497,6 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
                     us(launching - req.trace_stopped).count(),
                     us(Clock::now() - launching).count());
   }
-  const std::string& key = req.tenant_key;
   if (!ev.ok() && choice.need_event) {
     // No interval to report: done for the ledger at once, so it never holds up the others.
     // (A launch without an event is done for it already: ChooseEvent.)
@@ -492,38 +505,46 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   }
   if (!ev.ok()) return ev.status();
   if (!*ev) return LaunchResult{nullptr, nullptr};
-  bool harvest_due = false, harvest_here = false;
+  if (!latency_critical) {
+    KeepDirect(*ev, key, ck, seq);
+    return LaunchResult{*ev, nullptr};
+  }
   {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(req);
     st.in_flight++;
-    if (latency_critical) {
-      // Slices the device really has not finished (the watcher may not have seen the end of
-      // one yet): a status query each, cheap.
-      int running = 0;
-      for (const auto& s : slice_events_)
-        if (backend_->EventStatus(s.event) > CL_COMPLETE) ++running;
-      if (running > 0) {
-        st.usage.behind_slices++;
-        spdlog::trace("fair: latency-critical launch behind {} slices", running);
-      }
-    } else {
-      backend_->Retain(proto::ObjType::Event, *ev);  // held until harvested
-      direct_.push_back({*ev, key, ck, seq});
-      // The dispatcher harvests every 20 ms, and is woken to harvest every kHarvestEvery
-      // launches of a burst, which bounds the events held without asking the driver for a
-      // status on every launch. Only when it falls far behind does this thread harvest.
-      harvest_due = direct_.size() % kHarvestEvery == 0;
-      harvest_here = harvest_due && direct_.size() >= kHarvestHere;
+    // Slices the device really has not finished (the watcher may not have seen the end of
+    // one yet): a status query each, cheap.
+    int running = 0;
+    for (const auto& s : slice_events_)
+      if (backend_->EventStatus(s.event) > CL_COMPLETE) ++running;
+    if (running > 0) {
+      st.usage.behind_slices++;
+      spdlog::trace("fair: latency-critical launch behind {} slices", running);
     }
   }
-  if (latency_critical)
-    WatchLatencyCritical(*ev, key, seq, ck);
-  else if (harvest_here)
+  WatchLatencyCritical(*ev, key, seq, ck);
+  return LaunchResult{*ev, nullptr};
+}
+
+void Scheduler::KeepDirect(BkEvent* ev, const std::string& key, const CostKey& ck, uint64_t seq) {
+  bool harvest_due = false, harvest_here = false;
+  {
+    std::lock_guard lk(mu_);
+    auto it = tenants_.find(key);  // ChooseEvent made it
+    if (it != tenants_.end()) it->second.in_flight++;
+    backend_->Retain(proto::ObjType::Event, ev);  // held until harvested
+    direct_.push_back({ev, key, ck, seq});
+    // The dispatcher harvests every 20 ms, and is woken to harvest every kHarvestEvery
+    // launches of a burst, which bounds the events held without asking the driver for a
+    // status on every launch. Only when it falls far behind does this thread harvest.
+    harvest_due = direct_.size() % kHarvestEvery == 0;
+    harvest_here = harvest_due && direct_.size() >= kHarvestHere;
+  }
+  if (harvest_here)
     Harvest();
   else if (harvest_due)
     Wake();
-  return LaunchResult{*ev, nullptr};
 }
 
 void Scheduler::Harvest() {

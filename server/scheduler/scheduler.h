@@ -511,6 +511,9 @@ class Scheduler {
     size_t items;
     bool operator==(const CostKey&) const = default;
   };
+  // Keeps a best-effort direct launch's event (a reference of its own) for the harvest. Called
+  // by the launching thread: the session's, or its launch thread (LaunchPipe).
+  void KeepDirect(BkEvent* ev, const std::string& key, const CostKey& ck, uint64_t seq);
   struct LaunchCost {
     double ns = 0;
     bool measured = false;
