@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The integration tests whose clients are this project's own programs, built with ASan and
 # UBSan into build-asan/ (rgpud, the ICD, api_test, matmul, security_test, shared_test, rgpu),
-# and the scheduler and session unit tests (scheduler_test, session_test: seconds). Any
+# and the scheduler and session unit tests (scheduler_test, session_test: seconds), and api_test
+# through rgpud's launch thread (alone, and two at once under fair). Any
 # sanitizer report fails the test that triggered it. Leaks inside PoCL and the ICD loader
 # (third-party code) are suppressed by tests/lsan.supp; nothing of rgpu's is.
 #   scripts/test_asan.sh
@@ -17,4 +18,4 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 cd "$build"
 ctest --output-on-failure -j 2 --timeout 600 \
-  -R '^(api_rgpu_unix|api_rgpu_tcp|clients_concurrent_and_killed|sliced_api_fair|security_asan|shared_rgpu_unix|shared_rgpu_tcp|scheduler|session_handlers)$'
+  -R '^(api_rgpu_unix|api_rgpu_tcp|clients_concurrent_and_killed|sliced_api_fair|security_asan|shared_rgpu_unix|shared_rgpu_tcp|scheduler|session_handlers|launch_thread_api_unix|launch_thread_api_fair_two_at_once)$'

@@ -21,7 +21,14 @@ LaunchPipe::~LaunchPipe() {
 void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
                       const NDRange& range, Then then) {
   const uint64_t seq = pushed_.load(std::memory_order_relaxed);
-  while (seq - done_.load(std::memory_order_acquire) >= kSlots) proto::CpuRelax();
+  // Full: the driver is kSlots launches behind (it may block while the device's own queue
+  // is full); wait as Wait does.
+  for (int spins = 0; seq - done_.load(std::memory_order_acquire) >= kSlots; ++spins) {
+    if (spins < 4096)
+      proto::CpuRelax();
+    else
+      std::this_thread::yield();
+  }
   Job& j = jobs_[seq % kSlots];
   j.queue = q;
   j.kernel = k;
