@@ -166,9 +166,9 @@ void Server::Run() {
     s->StopReading();
   }
   if (!sessions_cv_.wait_for(lk, grace + std::chrono::seconds(2),
-                             [&] { return sessions_.empty(); })) {
+                             [&] { return session_threads_ == 0; })) {
     for (auto& [id, s] : sessions_) s->Stop();
-    sessions_cv_.wait_for(lk, std::chrono::seconds(5), [&] { return sessions_.empty(); });
+    sessions_cv_.wait_for(lk, std::chrono::seconds(5), [&] { return session_threads_ == 0; });
   }
   if (!sessions_.empty())
     spdlog::warn("{} sessions did not end in time (commands still running on the device)",
@@ -280,6 +280,7 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
       return;
     }
     sessions_[id] = session.get();
+    ++session_threads_;
   }
   session->Serve();
   {
@@ -289,6 +290,11 @@ void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, s
   gate_.Ended(id);
   session.reset();
   heap_trimmer_.SessionEnded();
+  // Last: once Run sees no session thread it returns and the server is destroyed, so this
+  // thread touches nothing of it after the lock is released (ThreadSanitizer saw the trimmer
+  // and the condition variable used after ~Server when the count was the map's size).
+  std::lock_guard lk(mu_);
+  --session_threads_;
   sessions_cv_.notify_all();
 }
 

@@ -204,6 +204,9 @@ class Server {
   std::mutex mu_;
   std::condition_variable sessions_cv_;
   std::unordered_map<uint64_t, Session*> sessions_;  // GUARDED_BY(mu_)
+  // Session threads that registered and have not finished with this object (SessionThread):
+  // Run returns only once it is 0, as they touch members after leaving sessions_.
+  int session_threads_ = 0;  // GUARDED_BY(mu_)
 };
 
 }  // namespace rgpu::server
