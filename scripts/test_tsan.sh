@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# rgpud's threads under ThreadSanitizer (not part of CI: the build takes minutes and the runs
+# are slow): rgpud, the ICD, api_test and scheduler_test built with -fsanitize=thread into
+# build-tsan/, then the scheduler's launch-thread test, and api_test through rgpud's launch
+# thread alone and as two programs at once under fair. Any report of rgpud's fails.
+#   scripts/test_tsan.sh
+set -u
+cd "$(dirname "$0")/.."
+build=${RGPU_TSAN_BUILD:-build-tsan}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRGPU_TSAN=ON \
+  -DRGPU_BUILD_LAB=OFF >/dev/null || exit 1
+cmake --build "$build" -j "$(nproc)" --target rgpud rgpu-icd api_test scheduler_test >/dev/null || exit 1
+cd "$build"
+logs=$(mktemp -d)
+[ -n "${RGPU_TSAN_KEEP:-}" ] && echo "logs: $logs"
+trap 'kill "${pid:-0}" 2>/dev/null; [ -n "${RGPU_TSAN_KEEP:-}" ] || rm -rf "$logs"' EXIT
+failed=0
+TSAN_OPTIONS="log_path=$logs/sched" ./tests/scheduler_test --gtest_filter='*Pipe*' >"$logs/sched.out" 2>&1 ||
+  { echo "scheduler_test failed"; failed=1; }
+for mode in alone fair; do
+  args=(--launch-thread 1)
+  [ $mode = fair ] && args+=(--policy fair)
+  TSAN_OPTIONS="report_signal_unsafe=0 log_path=$logs/rgpud-$mode" \
+    ./server/rgpud --listen "unix:$logs/$mode.sock" "${args[@]}" >"$logs/rgpud-$mode.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -S "$logs/$mode.sock" ] && break; sleep 0.1; done
+  # The clients' environment only: rgpud itself must see the real platforms.
+  client=(env OCL_ICD_VENDORS="$PWD/icd" RGPU_SERVER="unix:$logs/$mode.sock" RGPU_TEST_PLATFORM=rgpu)
+  other=0
+  if [ $mode = fair ]; then
+    "${client[@]}" ./tests/api_test --gtest_filter=Api.BurstsOfLaunchesRunInOrder:Api.ArgumentsChangedBetweenLaunchesAreSeen \
+      >"$logs/api-$mode-2.out" 2>&1 &
+    other=$!
+  fi
+  "${client[@]}" ./tests/api_test >"$logs/api-$mode.out" 2>&1 || { echo "api_test ($mode) failed"; failed=1; }
+  [ $other = 0 ] || wait $other || { echo "the second api_test ($mode) failed"; failed=1; }
+  kill -TERM $pid
+  wait $pid
+  grep -q "launches through its launch thread" "$logs/rgpud-$mode.out" ||
+    { echo "no launch went through the launch thread ($mode)"; failed=1; }
+done
+for f in "$logs"/sched.[0-9]* "$logs"/rgpud-alone.[0-9]* "$logs"/rgpud-fair.[0-9]*; do
+  [ -e "$f" ] || continue
+  echo "--- $f"; head -60 "$f"; failed=1
+done
+[ $failed = 0 ] && echo "tsan: no reports"
+exit $failed
