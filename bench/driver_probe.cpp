@@ -61,7 +61,19 @@ cl_kernel BuildTiny(cl_context ctx, cl_device_id dev, const std::string& source)
   return k;
 }
 
-// Touches `bytes` of `mem` (a cache line at a time) and returns a value so it is not elided.
+// {"name": [round, ...], ...}: one row of rounds per name, in order.
+std::string RoundsJson(const std::vector<std::string>& names,
+                       const std::vector<std::vector<double>>& rounds) {
+  std::string out = "{";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += std::string(i ? ", " : "") + "\"" + names[i] + "\": [";
+    for (size_t r = 0; r < rounds[i].size(); ++r)
+      out += (r ? ", " : "") + std::to_string(rounds[i][r]);
+    out += "]";
+  }
+  return out + "}";
+}
+
 // Every thread of this process: "tid name cpu ticks", from /proc/self/task/*/stat.
 std::string Threads() {
   std::string out;
@@ -89,6 +101,7 @@ std::string Threads() {
   return out;
 }
 
+// Touches `bytes` of `mem` (a cache line at a time) and returns a value so it is not elided.
 unsigned Touch(std::vector<unsigned char>& mem, size_t bytes) {
   unsigned sum = 0;
   for (size_t i = 0; i < bytes; i += 64) sum += ++mem[i];
@@ -192,17 +205,13 @@ int main(int argc, char** argv) {
     const Case cases[] = {{"none", 0, 0},          {"finished_2us", 1, 2},
                           {"pending_2us", 2, 2},   {"pending_10us", 2, 10},
                           {"pending_50us", 2, 50}, {"blocked_in_clWaitForEvents", 3, 0}};
-    std::string json = "{\"enqueue_us_beside_a_watcher\": {";
     std::vector<std::vector<double>> rounds(std::size(cases));
+    std::vector<std::string> names;
+    for (const Case& c : cases) names.push_back(c.name);
     for (int r = 0; r < 5; ++r)
       for (size_t c = 0; c < std::size(cases); ++c)
         rounds[c].push_back(with_watcher(cases[c].kind, cases[c].pause_us));
-    for (size_t c = 0; c < std::size(cases); ++c) {
-      json += std::string(c ? ", " : "") + "\"" + cases[c].name + "\": [";
-      for (size_t r = 0; r < rounds[c].size(); ++r)
-        json += (r ? ", " : "") + std::to_string(rounds[c][r]);
-      json += "]";
-    }
+    std::string json = "{\"enqueue_us_beside_a_watcher\": " + RoundsJson(names, rounds);
     // How much later a thread blocked in clWaitForEvents returns than one that asks the
     // status without pause, both watching one kernel of about 100-300 us.
     cl_kernel busy = clCreateKernel(prog, "busy", &err);
@@ -231,7 +240,7 @@ int main(int argc, char** argv) {
       clReleaseEvent(ev);
     }
     std::sort(later.begin(), later.end());
-    json += "}, \"clWaitForEvents_returns_after_polling_sees_it_us\": {\"p10\": " +
+    json += ", \"clWaitForEvents_returns_after_polling_sees_it_us\": {\"p10\": " +
             std::to_string(later[later.size() / 10]) +
             ", \"p50\": " + std::to_string(later[later.size() / 2]) +
             ", \"p90\": " + std::to_string(later[later.size() * 9 / 10]) +
@@ -428,14 +437,9 @@ int main(int argc, char** argv) {
   clReleaseEvent(done_event);
   clReleaseKernel(k_rewritten);
   clReleaseKernel(k_padded);
-  std::string variants_json = "{";
-  for (int v = 0; v < kVariants; ++v) {
-    variants_json += std::string(v ? ", " : "") + "\"" + variant_names[v] + "\": [";
-    for (int r = 0; r < kRounds; ++r)
-      variants_json += (r ? ", " : "") + std::to_string(rounds[v][r]);
-    variants_json += "]";
-  }
-  variants_json += "}";
+  const std::string variants_json =
+      RoundsJson(std::vector<std::string>(std::begin(variant_names), std::end(variant_names)),
+                 std::vector<std::vector<double>>(std::begin(rounds), std::end(rounds)));
 
   std::printf(
       "{\"platform\": \"%s\", \"device\": \"%s\", \"count\": %d, \"us\": {\n"

@@ -6,6 +6,23 @@
 
 namespace rgpu::server {
 
+namespace {
+
+// Spins until `done()`, then gives the core away between looks: the pipe's thread takes
+// microseconds per launch, or tens after a wake-up, but the driver may also block it while
+// the device's own queue is full.
+template <typename Done>
+void WaitUntil(const Done& done) {
+  for (int spins = 0; !done(); ++spins) {
+    if (spins < 4096)
+      proto::CpuRelax();
+    else
+      std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
 LaunchPipe::LaunchPipe(Backend& backend) : backend_(backend), thread_([this] { Run(); }) {}
 
 LaunchPipe::~LaunchPipe() {
@@ -21,14 +38,7 @@ LaunchPipe::~LaunchPipe() {
 void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
                       const NDRange& range, Then then) {
   const uint64_t seq = pushed_.load(std::memory_order_relaxed);
-  // Full: the driver is kSlots launches behind (it may block while the device's own queue
-  // is full); wait as Wait does.
-  for (int spins = 0; seq - done_.load(std::memory_order_acquire) >= kSlots; ++spins) {
-    if (spins < 4096)
-      proto::CpuRelax();
-    else
-      std::this_thread::yield();
-  }
+  WaitUntil([&] { return seq - done_.load(std::memory_order_acquire) < kSlots; });  // a free slot
   Job& j = jobs_[seq % kSlots];
   j.queue = q;
   j.kernel = k;
@@ -46,14 +56,7 @@ void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> a
 
 void LaunchPipe::Wait() {
   const uint64_t target = pushed_.load(std::memory_order_relaxed);
-  for (int spins = 0; done_.load(std::memory_order_acquire) < target; ++spins) {
-    // A thread woken for the first launch of a burst may take tens of microseconds; past that,
-    // give the core away between looks.
-    if (spins < 4096)
-      proto::CpuRelax();
-    else
-      std::this_thread::yield();
-  }
+  WaitUntil([&] { return done_.load(std::memory_order_acquire) >= target; });
 }
 
 Status LaunchPipe::TakeFailure() {

@@ -13,7 +13,7 @@
 // launch that needs an event or waits for one. Status queries and releases of existing
 // events need no wait.
 //
-// Threading: Push, Wait, Awake, Idle and TakeFailure are called by the owning session thread
+// Threading: Push, Wait, Awake, Pushed and TakeFailure are called by the owning session thread
 // only; the pipe's own thread calls the backend's Launch. The backend is thread-safe.
 #pragma once
 
@@ -49,10 +49,6 @@ class LaunchPipe {
   // Returns once every pushed launch has been handed to the driver (spins: they take
   // microseconds each).
   void Wait();
-  // Nothing pushed that the thread has not handed to the driver yet.
-  bool Idle() const {
-    return done_.load(std::memory_order_acquire) == pushed_.load(std::memory_order_relaxed);
-  }
   // The thread is not asleep: a launch pushed now costs no wake-up before it reaches the
   // driver. It spins for kIdleSpinUs after its last launch before it sleeps.
   bool Awake() const { return !sleeping_.load(std::memory_order_acquire); }
