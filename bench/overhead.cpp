@@ -53,6 +53,7 @@ struct Options {
   // native, rgpu unix and rgpu tcp are timed this many times, alternating, and each path
   // reports its median run.
   int async_rounds = 3;
+  std::string async_shape = "plain";  // AsyncRate (workloads.cpp)
   int bandwidth_rounds = 3;
   std::string max_bytes = "1G";
   double bytes_per_point = 512.0 * (1 << 20);
@@ -178,6 +179,7 @@ json Bench::SpecFor(const std::vector<std::string>& tasks) const {
           {"tasks", tasks},
           {"iterations", opt_.iterations},
           {"async_launches", opt_.async_launches},
+          {"async_shape", opt_.async_shape},
           {"sizes", sizes_},
           {"bytes_per_point", opt_.bytes_per_point},
           {"matmul_sizes", opt_.matmul_sizes},
@@ -327,6 +329,7 @@ int Bench::Run() {
                     {"iterations", opt_.iterations},
                     {"async_launches", opt_.async_launches},
                     {"async_rounds", opt_.async_rounds},
+                    {"async_shape", opt_.async_shape},
                     {"bandwidth_rounds", opt_.bandwidth_rounds},
                     {"sizes", sizes_},
                     {"bytes_per_point", opt_.bytes_per_point},
@@ -875,6 +878,12 @@ int main(int argc, char** argv) {
              "Runs of the launch-rate task per path, alternating; each path reports its median")
           ->check(CLI::Range(1, 15))
           ->capture_default_str();
+  app.add_option("--async-shape", o.async_shape,
+                 "Launches of the launch-rate task: plain (one argument, no event), events (each "
+                 "asks for an event, released at once), args (four arguments set before each) or "
+                 "pyopencl (both)")
+      ->check(CLI::IsMember({"plain", "events", "args", "pyopencl"}))
+      ->capture_default_str();
   auto* br =
       app.add_option("--bandwidth-rounds", o.bandwidth_rounds,
                      "Runs of the bandwidth task per path (raw floors included), alternating; each "

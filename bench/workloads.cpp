@@ -42,6 +42,14 @@ const char* kTinySource = R"CL(
 __kernel void tiny(__global int* p) { if (get_global_id(0) == 0) p[0] += 1; }
 )CL";
 
+// The launch-rate task's kernel as pyopencl and CLBlast call kernels: several arguments, every
+// one set again before each launch, a scalar among them changing (q[0] is 0: it adds step).
+const char* kTinyArgsSource = R"CL(
+__kernel void tiny_args(__global int* p, __global const int* q, int step, float scale) {
+  if (get_global_id(0) == 0) p[0] += step + (int)(scale * (float)q[0]);
+}
+)CL";
+
 // Seed 002's workload, as in examples/matmul.cpp: one work-item per element of C.
 const char* kMatmulSource = R"CL(
 __kernel void matmul(__global const float* a, __global const float* b, __global float* c,
@@ -190,20 +198,43 @@ json SyncRoundTrips(ClSetup& cl, int iterations) {
   return {{"launch_finish_us", Summarise(launch)}, {"read4_us", Summarise(read)}};
 }
 
-json AsyncRate(ClSetup& cl, int launches) {
-  cl_kernel k = cl.Kernel(kTinySource, "tiny");
+// shape: "plain" (one argument set once, no event), "events" (each launch asks for an event
+// and releases it at once, as pyopencl's discarded results are), "args" (four arguments set
+// before every launch) or "pyopencl" (both).
+json AsyncRate(ClSetup& cl, int launches, const std::string& shape) {
+  const bool events = shape == "events" || shape == "pyopencl";
+  const bool args = shape == "args" || shape == "pyopencl";
+  if (!events && !args && shape != "plain")
+    throw std::runtime_error("unknown async shape " + shape);
+  cl_kernel k = args ? cl.Kernel(kTinyArgsSource, "tiny_args") : cl.Kernel(kTinySource, "tiny");
   cl_int err;
   cl_mem buf = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
   Check(err, "clCreateBuffer");
+  cl_mem zeros = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  Check(err, "clCreateBuffer");
   int zero = 0;
   CL_CHECK(clEnqueueWriteBuffer(cl.q, buf, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
+  CL_CHECK(clEnqueueWriteBuffer(cl.q, zeros, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
   CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
   size_t global = 1;
+  auto launch = [&](int i) {
+    if (args) {
+      const cl_int step = 1;
+      const cl_float scale = 0.001f * static_cast<float>(i % 1000);
+      CL_CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+      CL_CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &zeros));
+      CL_CHECK(clSetKernelArg(k, 2, sizeof(step), &step));
+      CL_CHECK(clSetKernelArg(k, 3, sizeof(scale), &scale));
+    }
+    cl_event e = nullptr;
+    CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, nullptr, &global, nullptr, 0, nullptr,
+                                    events ? &e : nullptr));
+    if (e) CL_CHECK(clReleaseEvent(e));
+  };
   auto run = [&](int n) {
     double cpu0 = CpuSeconds();
     auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i)
-      CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr));
+    for (int i = 0; i < n; ++i) launch(i);
     auto t1 = Clock::now();
     double cpu1 = CpuSeconds();
     CL_CHECK(clFinish(cl.q));
@@ -231,6 +262,8 @@ json AsyncRate(ClSetup& cl, int launches) {
   CL_CHECK(clEnqueueReadBuffer(cl.q, buf, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
   if (value != repeats * launches + std::min(launches, 2000))
     throw std::runtime_error("async launches lost: counted " + std::to_string(value));
+  out["shape"] = shape;
+  clReleaseMemObject(zeros);
   clReleaseMemObject(buf);
   clReleaseKernel(k);
   return out;
@@ -636,7 +669,9 @@ json RunCl(const json& spec) {
   for (const auto& t : tasks) {
     auto t0 = Clock::now();
     if (t == "sync") out["sync"] = SyncRoundTrips(cl, spec.at("iterations"));
-    else if (t == "async") out["async"] = AsyncRate(cl, spec.at("async_launches"));
+    else if (t == "async")
+      out["async"] =
+          AsyncRate(cl, spec.at("async_launches"), spec.value("async_shape", std::string("plain")));
     else if (t == "bandwidth")
       out["bandwidth"] = Bandwidth(cl, spec.at("sizes").get<std::vector<size_t>>(),
                                    spec.at("bytes_per_point"));
