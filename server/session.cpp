@@ -250,14 +250,15 @@ void Session::Serve() {
                              std::to_string(server_->options().max_frame));
     }
     // Every frame but a launch waits for the launch thread's launches (PipeFor); setting an
-    // argument (kept here until a launch) and a heartbeat neither wait nor end a burst.
+    // argument (kept here until a launch), a heartbeat and releasing an event (BeforeRelease,
+    // once its body is here) neither wait nor end a burst.
     if (s.ok()) {
       const auto op = static_cast<Op>(h.op);
       if (op == Op::NDRangeKernel) {
         ++launch_run_;
-      } else if (op != Op::SetKernelArg && op != Op::Heartbeat) {
+      } else if (op != Op::SetKernelArg && op != Op::Heartbeat && op != Op::Release) {
         launch_run_ = 0;
-        if (pipe_) WaitLaunches();
+        if (pipe_) s = WaitLaunches();
       }
     }
     if (s.ok() && h.op == static_cast<uint16_t>(Op::PutData) && hello_done_ && h.flags == 0) {
@@ -270,6 +271,7 @@ void Session::Serve() {
     } else if (s.ok()) {
       body.resize(h.body_len);
       if (h.body_len) s = in_.Read(body.data(), h.body_len);
+      if (s.ok() && h.op == static_cast<uint16_t>(Op::Release)) s = BeforeRelease(body);
     }
     if (!s.ok()) {
       if (s.is_protocol()) {
@@ -303,7 +305,9 @@ void Session::Serve() {
   }
   uint64_t piped = 0;
   if (pipe_) {
-    WaitLaunches();
+    // Its events enter the table (or are released), to go with the rest (ReleaseAll); a
+    // protocol error there changes nothing now.
+    (void)WaitLaunches();
     piped = pipe_->Pushed();
     pipe_.reset();
   }
@@ -313,7 +317,9 @@ void Session::Serve() {
       (shared_bytes_ ? ", " + std::to_string(shared_bytes_ >> 10) + " KiB through the shared region"
                      : "") +
       (stream_->HasRing() ? std::string(", frames through control rings") : "") +
-      (piped ? ", " + std::to_string(piped) + " launches through its launch thread" : "");
+      (piped ? ", " + std::to_string(piped) + " launches through its launch thread (" +
+                   std::to_string(piped_events_) + " with the application's events)"
+             : "");
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
   // Connections that never authenticated are counted by the gate, not logged one by one.
@@ -362,9 +368,18 @@ Status Session::CommandFailed(const FrameHeader& h, uint64_t queue_id, uint64_t 
   return Status::Ok();
 }
 
-void Session::WaitLaunches() {
+Status Session::WaitLaunches() {
   pipe_->Wait();
   ReportLaunchFailure();
+  return piped_.empty() ? Status::Ok() : ResolvePipedEvents();
+}
+
+Status Session::BeforeRelease(std::span<const uint8_t> body) {
+  proto::ReleaseRequest req;
+  Reader r(body.data(), body.size());
+  if (proto::ReleaseRequest::Decode(r, &req) && req.type == ObjType::Event) return Status::Ok();
+  launch_run_ = 0;
+  return pipe_ ? WaitLaunches() : Status::Ok();
 }
 
 void Session::ReportLaunchFailure() {
@@ -1168,6 +1183,9 @@ Status Session::Release(Reader& r) {
   if (!proto::ReleaseRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Release");
   const uint64_t id = req.id;
+  if (req.type == ObjType::Event)  // one the launch thread has not made yet: released then
+    for (auto p = piped_.rbegin(); p != piped_.rend(); ++p)
+      if (p->event_id == id && !p->released) return p->released = true, Status::Ok();
   auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
   ReleaseRecord(**e);

@@ -215,10 +215,25 @@ class Session {
   Status FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchRequest& req);
   // The launch thread for this launch, or null (then the pipe's launches are on the driver
   // before this returns): see ServerOptions::launch_thread.
-  LaunchPipe* PipeFor(const Command& c);
-  // Waits for the pipe's launches (before any other command), then reports a failed one.
-  void WaitLaunches();
+  Result<LaunchPipe*> PipeFor(const Command& c);
+  // Waits for the pipe's launches (before any other command), reports a failed one, and
+  // enters the events they made (ResolvePipedEvents). An error ends the session.
+  Status WaitLaunches();
   void ReportLaunchFailure();
+  // The application's events of launches through the pipe, in the order pushed, until the
+  // pipe has made them: entered then as EndCommand enters an event, or released at once
+  // if the application released them meanwhile (Release, which needs no wait for them).
+  struct PipedLaunch {
+    uint64_t event_id = 0, queue_id = 0, command = 0;
+    uint64_t seq = 0;  // its place in the session's command count (TrackUnfinished)
+    std::shared_ptr<PipedEvent> made;
+    bool released = false;
+  };
+  std::vector<PipedLaunch> piped_;
+  uint64_t piped_events_ = 0;  // such launches so far (logged at the session's end)
+  Status ResolvePipedEvents();
+  // Before a Release: one of an event needs no wait; any other waits, and ends a burst.
+  Status BeforeRelease(std::span<const uint8_t> body);
   Status Flush(proto::Reader& r);
   Status Finish(const proto::FrameHeader& h, proto::Reader& r);
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);

@@ -434,23 +434,62 @@ Status Session::FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchR
   return Status::Ok();
 }
 
-LaunchPipe* Session::PipeFor(const Command& c) {
+Result<LaunchPipe*> Session::PipeFor(const Command& c) {
   // A burst: this many launch frames in a row start the thread, or it is awake from the last
   // burst (spinning: nothing to wake). One launch before a read (a request) stays here, as
   // the read would wait for the thread's wake-up.
   constexpr int kBurst = 8;
-  const bool pipeable = server_->options().launch_thread && c.head.event == 0 && c.waits.empty();
+  const bool pipeable = server_->options().launch_thread && c.waits.empty();
   if (pipeable && !pipe_ && launch_run_ >= kBurst)
     pipe_ = std::make_unique<LaunchPipe>(server_->backend());
   if (!pipe_) return nullptr;
   if (pipeable && (launch_run_ >= kBurst || pipe_->Awake())) return pipe_.get();
-  WaitLaunches();
+  if (Status s = WaitLaunches(); !s.ok()) return s;
   return nullptr;
+}
+
+Status Session::ResolvePipedEvents() {
+  Backend& bk = server_->backend();
+  Status first;
+  for (PipedLaunch& p : piped_) {
+    Result<BkEvent*> made = std::move(p.made->event);
+    if (!made.ok()) {
+      // As a launch that failed in this thread: a failed event stands in for the
+      // application's, and the client hears of it.
+      FrameHeader h;
+      h.op = static_cast<uint16_t>(Op::NDRangeKernel);
+      CommandFailed(h, p.queue_id, p.released ? 0 : p.event_id, made.status());
+      continue;
+    }
+    // What EndCommand does with an event, at the place the launch took in the command count.
+    bk.Retain(ObjType::Event, *made);
+    checkpoints_.push_back({*made, p.seq});
+    auto q = Lookup<QueueRecord>(p.queue_id);  // a release of it waited for this
+    if (q.ok() && (*q)->judged_command < p.command) {
+      (*q)->judged_command = p.command;
+      (*q)->judged_seq = p.seq;
+    }
+    if (p.released || !q.ok()) {
+      bk.Release(ObjType::Event, *made);
+      continue;
+    }
+    EventRecord e;
+    e.handle = *made;
+    e.parent = (*q)->parent;
+    // Fails only for an id in use or a full table: a protocol error, as at once it would be.
+    if (Status s = InsertOwned(p.event_id, std::move(e)); !s.ok() && first.ok()) first = s;
+  }
+  piped_.clear();
+  if (checkpoints_.size() > kReapBatch) ReapUnfinished(false);
+  return first;
 }
 
 Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   proto::NDRangeKernelRequest m;
   if (!DecodeAll(r, &m)) return Malformed();
+  // Events it waits for that the launch thread makes must be in the table first.
+  if (!piped_.empty() && !c.head.waits.empty())
+    if (Status s = WaitLaunches(); !s.ok()) return s;
   if (Status s = ResolveCommand(c); !s.ok()) return Fail(c, s);
   auto k = Lookup<KernelRecord>(m.kernel);
   if (!k.ok()) return Fail(c, k.status());
@@ -483,13 +522,26 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.want_event = c.head.event != 0;
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
-  req.pipe = PipeFor(c);
+  auto pipe = PipeFor(c);
+  if (!pipe.ok()) return pipe.status();
+  req.pipe = *pipe;
+  std::shared_ptr<PipedEvent> made;
+  if (req.pipe && req.want_event) req.piped_event = made = std::make_shared<PipedEvent>();
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   Stamp(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));
   Stamp(stamps::Point::kSubmitted);
   if (!launched.ok()) return Fail(c, launched.status());
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
+  if (launched->piped) {
+    TrackUnfinished(nullptr);  // its place in the count; its checkpoint comes with its event
+    piped_.push_back({c.head.event, c.head.queue, c.number, issued_, std::move(made)});
+    ++piped_events_;
+    return Status::Ok();
+  }
+  // Held or run from here: the pipe is drained (Scheduler::Submit); its events go first.
+  if (!piped_.empty())
+    if (Status s = WaitLaunches(); !s.ok()) return s;
   return EndCommand(c, launched->event, launched->times);
 }
 

@@ -622,6 +622,84 @@ TEST_F(Api, BurstsOfLaunchesRunInOrder) {
   clReleaseProgram(p);
 }
 
+// Bursts of launches that each ask for an event, as pyopencl's and CLBlast's do (rgpud's
+// launch thread makes those events too, and the session enters them later): released at
+// once or kept, waited for in the middle of the burst, queried, named in a later launch's
+// wait list; the launches run in order, and every kept event ends complete.
+TEST_F(Api, BurstsOfLaunchesWithEventsRunInOrder) {
+  const char* src =
+      "__kernel void chain(__global uint* a, uint k) { a[0] = a[0] * 31u + k; }\n"
+      "__kernel void twice(__global uint* a) { a[0] = a[0] * 2u + 1u; }\n";
+  cl_program p = Build(src);
+  cl_int err;
+  cl_kernel step = clCreateKernel(p, "chain", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_kernel twice = clCreateKernel(p, "twice", &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  cl_uint zero = 0;
+  cl_mem a = Buffer(4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &zero);
+  ASSERT_EQ(clSetKernelArg(step, 0, sizeof(cl_mem), &a), CL_SUCCESS);
+  ASSERT_EQ(clSetKernelArg(twice, 0, sizeof(cl_mem), &a), CL_SUCCESS);
+  size_t one = 1;
+  cl_uint want = 0;
+  std::vector<cl_event> kept;
+  constexpr cl_uint kLaunches = 2000;
+  for (cl_uint i = 0; i < kLaunches; ++i) {
+    ASSERT_EQ(clSetKernelArg(step, 1, sizeof(cl_uint), &i), CL_SUCCESS);
+    cl_event e = nullptr;
+    ASSERT_EQ(clEnqueueNDRangeKernel(q_, step, 1, nullptr, &one, nullptr, 0, nullptr, &e),
+              CL_SUCCESS);
+    ASSERT_NE(e, nullptr);
+    want = want * 31u + i;
+    if (i % 97 == 0)
+      kept.push_back(e);
+    else
+      ASSERT_EQ(clReleaseEvent(e), CL_SUCCESS);  // pyopencl's discarded results
+    if (i == 700) {  // a kept event asked about in the middle of the burst
+      cl_command_type type = 0;
+      ASSERT_EQ(clGetEventInfo(kept.back(), CL_EVENT_COMMAND_TYPE, sizeof(type), &type, nullptr),
+                CL_SUCCESS);
+      EXPECT_EQ(type, static_cast<cl_command_type>(CL_COMMAND_NDRANGE_KERNEL));
+      cl_int status = -1;
+      ASSERT_EQ(clGetEventInfo(kept.back(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+                               &status, nullptr),
+                CL_SUCCESS);
+      EXPECT_GE(status, CL_COMPLETE);
+    }
+    if (i == 1000) {  // waited for in the middle of the burst
+      ASSERT_EQ(clWaitForEvents(1, &kept.back()), CL_SUCCESS);
+      cl_int status = -1;
+      clGetEventInfo(kept.back(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                     nullptr);
+      EXPECT_EQ(status, CL_COMPLETE);
+    }
+    if (i == 1500) {  // a later launch waits for one made moments ago
+      cl_event after = nullptr;
+      ASSERT_EQ(clEnqueueNDRangeKernel(q_, twice, 1, nullptr, &one, nullptr, 1, &kept.back(),
+                                       &after),
+                CL_SUCCESS);
+      want = want * 2u + 1u;
+      kept.push_back(after);
+    }
+  }
+  ASSERT_EQ(clWaitForEvents(static_cast<cl_uint>(kept.size()), kept.data()), CL_SUCCESS);
+  for (cl_event e : kept) {
+    cl_int status = -1;
+    ASSERT_EQ(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                             nullptr),
+              CL_SUCCESS);
+    EXPECT_EQ(status, CL_COMPLETE);
+    clReleaseEvent(e);
+  }
+  cl_uint got = 0;
+  ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_TRUE, 0, 4, &got, 0, nullptr, nullptr), CL_SUCCESS);
+  EXPECT_EQ(got, want);
+  clReleaseMemObject(a);
+  clReleaseKernel(twice);
+  clReleaseKernel(step);
+  clReleaseProgram(p);
+}
+
 TEST_F(Api, KernelErrorsAreTheNativeOnes) {
   cl_program p = Build(kKernels);
   cl_int err;

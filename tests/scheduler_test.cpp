@@ -101,7 +101,8 @@ class SchedulerTest : public ::testing::Test {
   // A 1D launch of `groups` work-groups of 64 work-items; `sliceable`: its program was
   // rewritten for slicing (slicer.h).
   LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true, bool want_event = true,
-                      std::vector<BkEvent*> waits = {}, LaunchPipe* pipe = nullptr) {
+                      std::vector<BkEvent*> waits = {}, LaunchPipe* pipe = nullptr,
+                      std::shared_ptr<PipedEvent> made = nullptr) {
     LaunchRequest req;
     req.session_id = t.session;
     req.tenant = &t.tenant;
@@ -126,6 +127,7 @@ class SchedulerTest : public ::testing::Test {
     req.want_event = want_event;
     req.waits = std::move(waits);
     req.pipe = pipe;
+    req.piped_event = std::move(made);
     auto r = sched_->Submit(std::move(req));
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (r.ok() && r->event) events_.push_back(r->event);
@@ -311,6 +313,40 @@ TEST_F(SchedulerTest, LaunchesThroughAPipeReachTheDeviceBeforeAHeldLaunchOfTheir
   la = LaunchesOf(a);
   ASSERT_GT(la.size(), 20 + kBurst);
   for (size_t i = 20 + kBurst; i < la.size(); ++i) EXPECT_EQ(la[i].queue, a.exec);
+  EXPECT_TRUE(pipe.TakeFailure().ok());
+}
+
+// Launches whose events the application asked for (pyopencl's, CLBlast's) go through the
+// pipe too: each event arrives in its PipedEvent once the pipe's thread has made it, it ends
+// when the device has run the launch, and the burst is charged what it ran although the
+// scheduler read only a sample of those events.
+TEST_F(SchedulerTest, LaunchesWithTheApplicationsEventsGoThroughAPipe) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  LaunchPipe pipe(dev_);
+  constexpr size_t kBurst = 300;
+  std::vector<std::shared_ptr<PipedEvent>> made;
+  for (size_t i = 0; i < kBurst; ++i) {
+    made.push_back(std::make_shared<PipedEvent>());
+    auto r = Launch(a, 1, true, /*want_event=*/true, {}, &pipe, made.back());
+    ASSERT_TRUE(r.piped) << "launch " << i << " did not go through the pipe";
+    EXPECT_EQ(r.event, nullptr) << "its event comes through the pipe";
+  }
+  EXPECT_EQ(pipe.Pushed(), kBurst);
+  pipe.Wait();
+  for (size_t i = 0; i < kBurst; ++i) {
+    ASSERT_TRUE(made[i]->event.ok()) << made[i]->event.status().message();
+    ASSERT_NE(*made[i]->event, nullptr) << "launch " << i << " made no event";
+    events_.push_back(*made[i]->event);
+  }
+  dev_.RunUntilIdle();
+  for (size_t i = 0; i < kBurst; ++i) EXPECT_EQ(dev_.EventStatus(*made[i]->event), CL_COMPLETE);
+  auto la = LaunchesOf(a);
+  ASSERT_EQ(la.size(), kBurst);
+  for (const auto& l : la) EXPECT_EQ(l.queue, a.app);
+  const double ran = static_cast<double>(DeviceNs(la));
+  EXPECT_NEAR(static_cast<double>(SettledCharge(a, ran)) / ran, 1.0, 0.05)
+      << "the burst was charged what it ran";
   EXPECT_TRUE(pipe.TakeFailure().ok());
 }
 

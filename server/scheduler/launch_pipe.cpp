@@ -59,6 +59,12 @@ void LaunchPipe::Wait() {
   WaitUntil([&] { return done_.load(std::memory_order_acquire) >= target; });
 }
 
+void LaunchPipe::Fail(const Status& s) {
+  std::lock_guard lk(mu_);
+  if (failure_.ok()) failure_ = s;  // the first one is reported
+  failed_.store(true, std::memory_order_release);
+}
+
 Status LaunchPipe::TakeFailure() {
   if (!failed_.load(std::memory_order_acquire)) return Status::Ok();
   std::lock_guard lk(mu_);
@@ -77,15 +83,12 @@ void LaunchPipe::Run() {
       Job& j = jobs_[next % kSlots];
       const bool want_event = static_cast<bool>(j.then);
       auto ev = backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
-      if (!ev.ok()) {
-        std::lock_guard lk(mu_);
-        if (failure_.ok()) failure_ = ev.status();  // the first one is reported
-        failed_.store(true, std::memory_order_release);
-      }
       if (want_event) {
-        j.then(std::move(ev));
+        j.then(std::move(ev));  // its failure too
         j.then = nullptr;
-      } else if (ev.ok() && *ev) {
+      } else if (!ev.ok()) {
+        Fail(ev.status());
+      } else if (*ev) {
         backend_.Release(proto::ObjType::Event, *ev);  // none was asked; never expected
       }
       done_.store(++next, std::memory_order_release);

@@ -10,11 +10,13 @@
 // Order: the pipe's launches reach the driver in the order pushed. Anything else the session
 // (or the scheduler, on its behalf) does with the driver that must come after them waits
 // for Wait() first: every other command on the application's queues, object releases, a
-// launch that needs an event or waits for one. Status queries and releases of existing
-// events need no wait.
+// launch that waits for an event. Releases of events need no wait. A launch whose event the
+// application asked for goes through the pipe too: the event reaches the session through
+// a PipedEvent (scheduler.h), which it reads after Wait().
 //
 // Threading: Push, Wait, Awake, Pushed and TakeFailure are called by the owning session thread
-// only; the pipe's own thread calls the backend's Launch. The backend is thread-safe.
+// only; the pipe's own thread calls the backend's Launch, each launch's `then`, and Fail from
+// there. The backend is thread-safe.
 #pragma once
 
 #include <array>
@@ -40,7 +42,8 @@ class LaunchPipe {
   LaunchPipe& operator=(const LaunchPipe&) = delete;
 
   // What runs on the pipe's thread after a launch that asked for an event: it gets the
-  // launch's event (one reference, its to release) or the failure.
+  // launch's event (one reference, its to release) or the failure, which it reports (Fail,
+  // or to whoever waits for the event); a launch without one reports its failure itself.
   using Then = std::function<void(Result<BkEvent*>)>;
   // Queues the launch (with an event only when `then` is set); blocks only while kSlots
   // launches are pending.
@@ -56,6 +59,8 @@ class LaunchPipe {
   uint64_t Pushed() const { return pushed_.load(std::memory_order_relaxed); }
   // The first launch that failed since the last call, if any (ok otherwise).
   Status TakeFailure();
+  // Keeps a failure for TakeFailure (the first since the last take wins); any thread.
+  void Fail(const Status& s);
 
   static constexpr size_t kSlots = 256;
   static constexpr int kIdleSpinUs = 200;

@@ -425,11 +425,15 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
   auto alone = [&] { return !OthersActive(st, Now()); };
   // A latency-critical launch with no other tenant about: nothing waits for its end.
   const bool lc_alone = c.latency_critical && options_.lc_sampled_events && !lc_trace_ && alone();
-  if (!req.want_event && (!c.latency_critical || lc_alone) && req.queue_in_order) {
+  // A launch whose event the application asked for is sampled alike: it gets its event, but
+  // the scheduler reads it only every sample_every launches (reading each one's profiling
+  // made a burst of such launches run at half the native rate, H200).
+  if ((!c.latency_critical || lc_alone) && req.queue_in_order) {
     const bool sampled =
         lc_alone || cost.ns < kSampledBelowNs || (cost.ns < kSampledAloneBelowNs && alone());
     if (cost.measured && sampled && ++cost.since_sample < options_.sample_every) {
-      c.need_event = false;
+      c.need_event = req.want_event;
+      c.harvest = false;
       c.estimate_ns = cost.ns;
       // Done for the ledger and charged its measured cost now, under this lock, not after the
       // driver's enqueue under a second one: nothing will report on it. (Should the enqueue
@@ -472,19 +476,33 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   const std::string& key = req.tenant_key;
   if (req.pipe && req.waits.empty() && !choice.need_event) {
     req.pipe->Push(req.queue, req.kernel, req.args, req.range);  // charged in ChooseEvent
-  } else if (req.pipe && req.waits.empty() && !req.want_event && !latency_critical) {
-    // An event only for the accounting (ChooseEvent's sample): kept for the harvest from the
-    // pipe's thread, so that the burst does not wait for the pipe here.
+  } else if (req.pipe && req.waits.empty() && (!choice.harvest || !latency_critical) &&
+             (!req.want_event || req.piped_event)) {
+    // An event for the accounting (ChooseEvent's sample), the application or both, made on
+    // the pipe's thread so that the burst does not wait for the pipe here: the accounting's
+    // kept for the harvest from there, the application's left in its PipedEvent.
+    const bool harvest = choice.harvest;
     req.pipe->Push(req.queue, req.kernel, req.args, req.range,
-                   [this, key, ck, seq](Result<BkEvent*> launched) {
+                   [this, key, ck, seq, harvest, pipe = req.pipe,
+                    slot = std::move(req.piped_event)](Result<BkEvent*> launched) {
                      if (!launched.ok()) {
-                       std::lock_guard lk(mu_);
-                       Completed(seq, key, nullptr);
+                       if (harvest) {
+                         std::lock_guard lk(mu_);
+                         Completed(seq, key, nullptr);
+                       }
+                       if (slot)
+                         slot->event = launched.status();  // the session reports it
+                       else
+                         pipe->Fail(launched.status());
                        return;
                      }
-                     KeepDirect(*launched, key, ck, seq);
-                     backend_->Release(proto::ObjType::Event, *launched);
+                     if (harvest) KeepDirect(*launched, key, ck, seq);
+                     if (slot)
+                       slot->event = *launched;
+                     else
+                       backend_->Release(proto::ObjType::Event, *launched);
                    });
+    if (req.want_event) return LaunchResult{nullptr, nullptr, true};
   } else {
     if (req.pipe) req.pipe->Wait();
     ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
@@ -497,14 +515,14 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
                     us(launching - req.trace_stopped).count(),
                     us(Clock::now() - launching).count());
   }
-  if (!ev.ok() && choice.need_event) {
+  if (!ev.ok() && choice.harvest) {
     // No interval to report: done for the ledger at once, so it never holds up the others.
     // (A launch without an event is done for it already: ChooseEvent.)
     std::lock_guard lk(mu_);
     Completed(seq, key, nullptr);
   }
   if (!ev.ok()) return ev.status();
-  if (!*ev) return LaunchResult{nullptr, nullptr};
+  if (!*ev || !choice.harvest) return LaunchResult{*ev, nullptr};  // charged in ChooseEvent
   if (!latency_critical) {
     KeepDirect(*ev, key, ck, seq);
     return LaunchResult{*ev, nullptr};

@@ -190,6 +190,13 @@ struct LaunchTimes {
   std::condition_variable cv;
 };
 
+// The event of a launch that the session's launch thread makes (LaunchRequest::piped_event):
+// written on that thread before the pipe counts the launch done, read by the session after
+// LaunchPipe::Wait. One reference, the reader's.
+struct PipedEvent {
+  Result<BkEvent*> event = nullptr;
+};
+
 struct LaunchRequest {
   uint64_t session_id = 0;
   const Tenant* tenant = nullptr;
@@ -220,16 +227,20 @@ struct LaunchRequest {
   bool before_known = false;
   BkEvent* before_event = nullptr;
   // The session's launch thread, where a burst is on (Session::PipeFor): a direct launch that
-  // needs no event and waits for nothing goes through it; anything else Submit does with the
-  // driver waits for it first (LaunchPipe). Null: the calling thread launches.
+  // waits for nothing goes through it; anything else Submit does with the driver waits for it
+  // first (LaunchPipe). Null: the calling thread launches.
   LaunchPipe* pipe = nullptr;
+  // With a pipe and want_event: where the pipe's thread leaves the application's event when
+  // the launch goes through the pipe (LaunchResult::piped).
+  std::shared_ptr<PipedEvent> piped_event;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };
 
 struct LaunchResult {
-  BkEvent* event = nullptr;  // one reference for the caller; null only if !want_event
+  BkEvent* event = nullptr;            // one reference for the caller; null if !want_event or piped
   std::shared_ptr<LaunchTimes> times;  // set when the event's own profiling is not the kernel's
+  bool piped = false;                  // the event comes through LaunchRequest::piped_event
 };
 
 struct SchedUsage {
@@ -523,7 +534,10 @@ class Scheduler {
   struct EventChoice {
     uint64_t seq = 0;
     bool latency_critical = false, need_event = true;
-    double estimate_ns = 0;  // charged when it gets none, by ChooseEvent (see there)
+    // The scheduler reads the launch's event for its accounting (false: charged the estimate
+    // by ChooseEvent; the event, if any, is the application's only).
+    bool harvest = true;
+    double estimate_ns = 0;  // charged when not harvested, by ChooseEvent (see there)
   };
   EventChoice ChooseEvent(const LaunchRequest& req, const CostKey& ck);  // takes mu_
   // Completion of a latency-critical launch: charged, and the dispatcher woken.
