@@ -225,13 +225,17 @@ class Session {
   // if the application released them meanwhile (Release, which needs no wait for them).
   struct PipedLaunch {
     uint64_t event_id = 0, queue_id = 0, command = 0;
-    uint64_t seq = 0;  // its place in the session's command count (TrackUnfinished)
+    uint64_t seq = 0;     // its place in the session's command count (TrackUnfinished)
+    uint64_t pushed = 0;  // the pipe's count of launches pushed, this one included
     std::shared_ptr<PipedEvent> made;
     bool released = false;
   };
-  std::vector<PipedLaunch> piped_;
+  std::deque<PipedLaunch> piped_;
   uint64_t piped_events_ = 0;  // such launches so far (logged at the session's end)
-  Status ResolvePipedEvents();
+  // Enters the events the pipe has made (all: every one, after LaunchPipe::Wait). During a
+  // burst each launch frame enters those made since the last, so that the driver never holds
+  // more than a few events the application has released.
+  Status ResolvePipedEvents(bool all = true);
   // Before a Release: one of an event needs no wait; any other waits, and ends a burst.
   Status BeforeRelease(std::span<const uint8_t> body);
   Status Flush(proto::Reader& r);

@@ -448,10 +448,16 @@ Result<LaunchPipe*> Session::PipeFor(const Command& c) {
   return nullptr;
 }
 
-Status Session::ResolvePipedEvents() {
+Status Session::ResolvePipedEvents(bool all) {
+  // A checkpoint for one in kCheckpointEvery of them: each holds its event until the reaper
+  // sees it complete, and the last release of a complete event costs NVIDIA's driver far
+  // more than that of one in flight (TrackUnfinished); backpressure needs no more than that.
+  constexpr uint64_t kCheckpointEvery = 32;
   Backend& bk = server_->backend();
   Status first;
-  for (PipedLaunch& p : piped_) {
+  const uint64_t done = all ? UINT64_MAX : pipe_->Done();
+  for (; !piped_.empty() && piped_.front().pushed <= done; piped_.pop_front()) {
+    PipedLaunch& p = piped_.front();
     Result<BkEvent*> made = std::move(p.made->event);
     if (!made.ok()) {
       // As a launch that failed in this thread: a failed event stands in for the
@@ -462,12 +468,14 @@ Status Session::ResolvePipedEvents() {
       continue;
     }
     // What EndCommand does with an event, at the place the launch took in the command count.
-    bk.Retain(ObjType::Event, *made);
-    checkpoints_.push_back({*made, p.seq});
     auto q = Lookup<QueueRecord>(p.queue_id);  // a release of it waited for this
-    if (q.ok() && (*q)->judged_command < p.command) {
-      (*q)->judged_command = p.command;
-      (*q)->judged_seq = p.seq;
+    if (p.seq % kCheckpointEvery == 0 || all) {
+      bk.Retain(ObjType::Event, *made);
+      checkpoints_.push_back({*made, p.seq});
+      if (q.ok() && (*q)->judged_command < p.command) {
+        (*q)->judged_command = p.command;
+        (*q)->judged_seq = p.seq;
+      }
     }
     if (p.released || !q.ok()) {
       bk.Release(ObjType::Event, *made);
@@ -479,7 +487,6 @@ Status Session::ResolvePipedEvents() {
     // Fails only for an id in use or a full table: a protocol error, as at once it would be.
     if (Status s = InsertOwned(p.event_id, std::move(e)); !s.ok() && first.ok()) first = s;
   }
-  piped_.clear();
   if (checkpoints_.size() > kReapBatch) ReapUnfinished(false);
   return first;
 }
@@ -535,9 +542,10 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
   if (launched->piped) {
     TrackUnfinished(nullptr);  // its place in the count; its checkpoint comes with its event
-    piped_.push_back({c.head.event, c.head.queue, c.number, issued_, std::move(made)});
+    piped_.push_back(
+        {c.head.event, c.head.queue, c.number, issued_, pipe_->Pushed(), std::move(made)});
     ++piped_events_;
-    return Status::Ok();
+    return ResolvePipedEvents(false);
   }
   // Held or run from here: the pipe is drained (Scheduler::Submit); its events go first.
   if (!piped_.empty())

@@ -55,8 +55,9 @@ class LaunchPipe {
   // The thread is not asleep: a launch pushed now costs no wake-up before it reaches the
   // driver. It spins for kIdleSpinUs after its last launch before it sleeps.
   bool Awake() const { return !sleeping_.load(std::memory_order_acquire); }
-  // Launches pushed so far.
+  // Launches pushed so far, and handed to the driver so far (their `then` has run).
   uint64_t Pushed() const { return pushed_.load(std::memory_order_relaxed); }
+  uint64_t Done() const { return done_.load(std::memory_order_acquire); }
   // The first launch that failed since the last call, if any (ok otherwise).
   Status TakeFailure();
   // Keeps a failure for TakeFailure (the first since the last take wins); any thread.
