@@ -13,6 +13,9 @@
 // thread that asks for its status without pause.
 // --launch-only: only event-less enqueues, five times N, with the CPU each of the process's
 // threads last ran on and the CPU time it used (where the driver's own threads sit).
+// --events: enqueues with an event released at once (pyopencl's discarded results) and
+// without one, on a queue with profiling (as rgpud makes every queue) and on one without,
+// in alternating rounds of N.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -113,17 +116,21 @@ unsigned Touch(std::vector<unsigned char>& mem, size_t bytes) {
 int main(int argc, char** argv) {
   std::string want;
   int n = 20000;
-  bool launch_only = false, pollers = false;
+  bool launch_only = false, pollers = false, events = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
     else if (!std::strcmp(argv[i], "--launch-only"))
       launch_only = true;
     else if (!std::strcmp(argv[i], "--pollers"))
       pollers = true;
+    else if (!std::strcmp(argv[i], "--events"))
+      events = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -248,6 +255,30 @@ int main(int argc, char** argv) {
     std::printf("%s\n", json.c_str());
     clSetUserEventStatus(gate, CL_COMPLETE);
     clFinish(side);
+    return 0;
+  }
+  if (events) {
+    cl_command_queue plain = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
+    CHECK(err);
+    const std::vector<std::string> names{"event_released_profiling", "event_released_plain",
+                                         "no_event_profiling", "no_event_plain"};
+    std::vector<std::vector<double>> rounds(names.size());
+    for (int r = 0; r < 5; ++r)
+      for (size_t v = 0; v < names.size(); ++v) {
+        cl_command_queue vq = v % 2 == 0 ? q : plain;
+        const bool with_event = v < 2;
+        const auto t = Clock::now();
+        for (int i = 0; i < n; ++i) {
+          cl_event e = nullptr;
+          CHECK(clEnqueueNDRangeKernel(vq, k, 1, nullptr, &g, nullptr, 0, nullptr,
+                                       with_event ? &e : nullptr));
+          if (e) clReleaseEvent(e);
+        }
+        rounds[v].push_back(UsPer(t, n));
+        CHECK(clFinish(vq));
+      }
+    std::printf("{\"enqueue_us_rounds\": %s}\n", RoundsJson(names, rounds).c_str());
+    clReleaseCommandQueue(plain);
     return 0;
   }
   if (launch_only) {

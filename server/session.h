@@ -232,10 +232,10 @@ class Session {
   };
   std::deque<PipedLaunch> piped_;
   uint64_t piped_events_ = 0;  // such launches so far (logged at the session's end)
-  // Enters the events the pipe has made (all: every one, after LaunchPipe::Wait). During a
-  // burst each launch frame enters those made since the last, so that the driver never holds
-  // more than a few events the application has released.
+  // Enters the events the pipe has made (all: every one, after LaunchPipe::Wait); during a
+  // burst, those made so far once kEnterPipedAt wait.
   Status ResolvePipedEvents(bool all = true);
+  static constexpr size_t kEnterPipedAt = 2 * LaunchPipe::kSlots;
   // Before a Release: one of an event needs no wait; any other waits, and ends a burst.
   Status BeforeRelease(std::span<const uint8_t> body);
   Status Flush(proto::Reader& r);
