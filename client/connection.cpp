@@ -360,6 +360,7 @@ Status Connection::WriteOut() {
   {
     std::lock_guard lk(buf_mu_);
     chunk.swap(out_);
+    ++gathering_;
   }
   if (chunk.empty()) return Status::Ok();
   iovec iov{chunk.data(), chunk.size()};
@@ -426,8 +427,25 @@ Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* dat
   return Queue(op, 0, body.data(), body.size(), data, data_len, 0);
 }
 
+Status Connection::Send(Op op, const std::vector<uint8_t>& body, Gathered* where) {
+  *where = {};
+  if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
+  return Queue(op, 0, body.data(), body.size(), nullptr, 0, 0, where);
+}
+
+bool Connection::ZeroIfLastGathered(const Gathered& where, size_t body_len, size_t offset,
+                                    uint64_t expect) {
+  if (where.gathering == 0 || offset + 8 > body_len) return false;
+  std::lock_guard lk(buf_mu_);
+  if (where.gathering != gathering_ || where.end != out_.size()) return false;
+  uint8_t* field = out_.data() + out_.size() - body_len + offset;
+  if (proto::GetLE(field, 8) != expect) return false;
+  std::memset(field, 0, 8);
+  return true;
+}
+
 Status Connection::Queue(Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
-                         size_t tail_len, uint16_t flags) {
+                         size_t tail_len, uint16_t flags, Gathered* where) {
   // With control rings, rgpud's reader awake and caught up, and nothing gathered, the
   // request goes straight into the ring: a copy, no system call (neither a write nor the
   // flush timer's), and rgpud starts on it at once: a launch is on the device while this
@@ -450,6 +468,7 @@ Status Connection::Queue(Op op, uint64_t tag, const uint8_t* body, size_t n, con
     AppendFrame(op, tag, body, n, tail, tail_len, flags);
     write_now = write_now || out_.size() >= kFlushThreshold;
     if (!write_now) ScheduleFlush();
+    if (where && !write_now) *where = {gathering_, out_.size()};
   }
   if (!write_now) return Status::Ok();
   if (!wl.owns_lock()) wl.lock();

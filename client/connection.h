@@ -103,6 +103,18 @@ class Connection {
   // chunks first, the request last, so small requests of other threads interleave.
   Status Send(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
               size_t data_len = 0);
+  // A request gathered for the flusher, not yet written: which gathering (0: it was written
+  // at once) and where its frame ends in it.
+  struct Gathered {
+    uint64_t gathering = 0;
+    size_t end = 0;
+  };
+  // Send, telling where the request was gathered (no bulk data).
+  Status Send(proto::Op op, const std::vector<uint8_t>& body, Gathered* where);
+  // If the request `where` names is still gathered and the last one, and the u64 at
+  // `offset` in its body of `body_len` bytes reads `expect`: sets it to 0 and returns true.
+  // (An event released before its launch left: the launch goes without it.)
+  bool ZeroIfLastGathered(const Gathered& where, size_t body_len, size_t offset, uint64_t expect);
   // Sends a request and waits for its reply.
   Reply Call(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
              size_t data_len = 0);
@@ -195,7 +207,7 @@ class Connection {
   // taken everything before it, else gathered for the flusher (written at once beyond
   // kFlushThreshold).
   Status Queue(proto::Op op, uint64_t tag, const uint8_t* body, size_t n, const void* tail,
-               size_t tail_len, uint16_t flags);
+               size_t tail_len, uint16_t flags, Gathered* where = nullptr);
   Status WriteOut();  // requires write_mu_
   Status SendBulk(proto::Op op, uint64_t tag, const std::vector<uint8_t>& body, const void* data,
                   size_t len);
@@ -215,6 +227,7 @@ class Connection {
   std::mutex write_mu_;  // held while writing to the socket; orders whole frames
   std::mutex buf_mu_;
   std::vector<uint8_t> out_;  // GUARDED_BY(buf_mu_): frames not yet written
+  uint64_t gathering_ = 1;    // GUARDED_BY(buf_mu_): counts the times out_ was taken to write
   // The flusher sleeps in a read of this one-shot timer (a timerfd). Queuing a request arms
   // it instead of waking the flusher: a synchronous call that comes within the gathering
   // time writes everything out itself and disarms it, so no thread is woken at all.

@@ -514,9 +514,15 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
     if (local) launch.local[i] = local[i];
   }
   launch.EncodeTo(c.w);
-  if (!q->conn().Send(Op::NDRangeKernel, c.body).ok()) return CL_OUT_OF_RESOURCES;
+  Connection::Gathered where;
+  if (!q->conn().Send(Op::NDRangeKernel, c.body, &where).ok()) return CL_OUT_OF_RESOURCES;
   stamps::Mark(stamps::Point::kLaunchQueued);
   Finish(c, CL_COMMAND_NDRANGE_KERNEL, event);
+  if (event) {  // ReleaseEvent may take the event back out of the request
+    (*event)->launch_gathering = where.gathering;
+    (*event)->launch_end = where.end;
+    (*event)->launch_body = c.body.size();
+  }
   return CL_SUCCESS;
 }
 

@@ -274,6 +274,10 @@ struct _cl_event : rgpu::client::ObjectBase {
   std::vector<Callback> callbacks;  // GUARDED_BY(mu)
   bool has_times = false;           // GUARDED_BY(mu)
   cl_ulong times[4] = {0, 0, 0, 0}; // GUARDED_BY(mu)
+  // A launch's event: where its request was gathered (Connection::Gathered; gathering 0:
+  // written at once) and the request's body size. Set before the event is shared.
+  uint64_t launch_gathering = 0;
+  size_t launch_end = 0, launch_body = 0;
   rgpu::client::Connection& conn() const { return *context->conn; }
 };
 

@@ -317,6 +317,7 @@ void Session::Serve() {
       (shared_bytes_ ? ", " + std::to_string(shared_bytes_ >> 10) + " KiB through the shared region"
                      : "") +
       (stream_->HasRing() ? std::string(", frames through control rings") : "") +
+      (launch_events_ ? ", " + std::to_string(launch_events_) + " launches with an event" : "") +
       (piped ? ", " + std::to_string(piped) + " launches through its launch thread (" +
                    std::to_string(piped_events_) + " with the application's events)"
              : "");

@@ -232,6 +232,7 @@ class Session {
   };
   std::deque<PipedLaunch> piped_;
   uint64_t piped_events_ = 0;  // such launches so far (logged at the session's end)
+  uint64_t launch_events_ = 0;  // launches that came with an event id (logged there too)
   // Enters the events the pipe has made (all: every one, after LaunchPipe::Wait); during a
   // burst, those made so far once kEnterPipedAt wait.
   Status ResolvePipedEvents(bool all = true);

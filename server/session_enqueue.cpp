@@ -527,6 +527,7 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   Copy3(m.local, req.range.local);
   req.waits = c.waits;
   req.want_event = c.head.event != 0;
+  launch_events_ += req.want_event;
   if (server_->sched_options().policy == Policy::Fair)
     if (Status s = FillFairLaunch(c, ke, req); !s.ok()) return Fail(c, s);
   auto pipe = PipeFor(c);

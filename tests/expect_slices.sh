@@ -6,7 +6,8 @@
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
 # submitting thread (EXPECT=at_once), or handed launches of a burst to a session's launch
 # thread (EXPECT=launch_thread), launches with the application's events among them
-# (EXPECT=launch_thread_events); EXPECT may name several, space-separated. A test whose
+# (EXPECT=launch_thread_events), or had launches whose released events never reached it
+# (EXPECT=few_launch_events, with EVENTS_AT_MOST); EXPECT may name several, space-separated. A test whose
 # launches all ran whole would prove nothing.
 set -u
 "$@"
@@ -24,6 +25,16 @@ for want in ${EXPECT:-slices}; do
       grep -E "\([1-9][0-9]* with the application's events\)" "$RGPUD_LOG" ||
         { echo "no launch with an event of the application went through a launch thread"; exit 1; }
     fi
+    continue
+  fi
+  if [ "$want" = few_launch_events ]; then
+    # Launches whose events the application released while they were still gathered in the
+    # client reach rgpud without one: at most EVENTS_AT_MOST of a session's launches had one.
+    for _ in $(seq 50); do grep -q "session [0-9]* end" "$RGPUD_LOG" && break; sleep 0.1; done
+    most=$(grep -o "[0-9]* launches with an event" "$RGPUD_LOG" | sort -n | tail -1 | cut -d' ' -f1)
+    echo "most launches with an event in one session: ${most:-0} (at most $EVENTS_AT_MOST)"
+    [ "${most:-0}" -gt 0 ] && [ "${most:-0}" -le "$EVENTS_AT_MOST" ] ||
+      { echo "launches with events released at once still reached rgpud with them"; exit 1; }
     continue
   fi
   case $want in
