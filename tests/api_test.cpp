@@ -51,6 +51,12 @@ class Api : public ::testing::Test {
     EXPECT_EQ(clBuildProgram(p, 1, &device_, options, nullptr, nullptr), CL_SUCCESS);
     return p;
   }
+  cl_kernel Kernel(cl_program p, const char* name) {
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, name, &err);
+    EXPECT_EQ(err, CL_SUCCESS) << name;
+    return k;
+  }
   cl_mem Buffer(size_t size, cl_mem_flags flags = CL_MEM_READ_WRITE, void* host = nullptr) {
     cl_int err;
     cl_mem m = clCreateBuffer(ctx_, flags, size, host, &err);
@@ -552,19 +558,20 @@ TEST_F(Api, ArgumentsChangedBetweenLaunchesAreSeen) {
   clReleaseProgram(p);
 }
 
-// Bursts of launches (which rgpud may hand to its launch lane, server/launch_lane.h) run in
-// the order enqueued, with each launch's own argument values, and the commands between them
-// (a read, a write, a copy, a release) keep their places.
+// The kernels of the burst tests: each launch folds its argument into a[0], so the value read
+// back tells whether every launch ran, once, in order.
+const char* kChainKernels =
+    "__kernel void chain(__global uint* a, uint k) { a[0] = a[0] * 31u + k; }\n"
+    "__kernel void twice(__global uint* a) { a[0] = a[0] * 2u + 1u; }\n";
+
+// Bursts of launches (which rgpud may hand to its launch thread, server/scheduler/
+// launch_pipe.h) run in the order enqueued, with each launch's own argument values, and the
+// commands between them (a read, a write, a copy, a release) keep their places.
 TEST_F(Api, BurstsOfLaunchesRunInOrder) {
-  const char* src =
-      "__kernel void chain(__global uint* a, uint k) { a[0] = a[0] * 31u + k; }\n"
-      "__kernel void twice(__global uint* a) { a[0] = a[0] * 2u + 1u; }\n";
-  cl_program p = Build(src);
-  cl_int err;
-  cl_kernel step = clCreateKernel(p, "chain", &err);
-  ASSERT_EQ(err, CL_SUCCESS);
-  cl_kernel twice = clCreateKernel(p, "twice", &err);
-  ASSERT_EQ(err, CL_SUCCESS);
+  cl_program p = Build(kChainKernels);
+  cl_kernel step = Kernel(p, "chain");
+  cl_kernel twice = Kernel(p, "twice");
+  ASSERT_TRUE(step && twice);
   cl_uint zero[2] = {0, 0};
   cl_mem a = Buffer(8, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zero);
   cl_mem b = Buffer(8, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, zero);
@@ -627,15 +634,10 @@ TEST_F(Api, BurstsOfLaunchesRunInOrder) {
 // once or kept, waited for in the middle of the burst, queried, named in a later launch's
 // wait list; the launches run in order, and every kept event ends complete.
 TEST_F(Api, BurstsOfLaunchesWithEventsRunInOrder) {
-  const char* src =
-      "__kernel void chain(__global uint* a, uint k) { a[0] = a[0] * 31u + k; }\n"
-      "__kernel void twice(__global uint* a) { a[0] = a[0] * 2u + 1u; }\n";
-  cl_program p = Build(src);
-  cl_int err;
-  cl_kernel step = clCreateKernel(p, "chain", &err);
-  ASSERT_EQ(err, CL_SUCCESS);
-  cl_kernel twice = clCreateKernel(p, "twice", &err);
-  ASSERT_EQ(err, CL_SUCCESS);
+  cl_program p = Build(kChainKernels);
+  cl_kernel step = Kernel(p, "chain");
+  cl_kernel twice = Kernel(p, "twice");
+  ASSERT_TRUE(step && twice);
   cl_uint zero = 0;
   cl_mem a = Buffer(4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &zero);
   ASSERT_EQ(clSetKernelArg(step, 0, sizeof(cl_mem), &a), CL_SUCCESS);
