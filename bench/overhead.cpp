@@ -880,9 +880,10 @@ int main(int argc, char** argv) {
           ->capture_default_str();
   app.add_option("--async-shape", o.async_shape,
                  "Launches of the launch-rate task: plain (one argument, no event), events (each "
-                 "asks for an event, released at once), args (four arguments set before each) or "
-                 "pyopencl (both)")
-      ->check(CLI::IsMember({"plain", "events", "args", "pyopencl"}))
+                 "asks for an event, released at once), kept (each asks for an event, released "
+                 "after the burst), args (four arguments set before each) or pyopencl (args and "
+                 "events)")
+      ->check(CLI::IsMember({"plain", "events", "kept", "args", "pyopencl"}))
       ->capture_default_str();
   auto* br =
       app.add_option("--bandwidth-rounds", o.bandwidth_rounds,

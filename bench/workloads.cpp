@@ -199,13 +199,16 @@ json SyncRoundTrips(ClSetup& cl, int iterations) {
 }
 
 // shape: "plain" (one argument set once, no event), "events" (each launch asks for an event
-// and releases it at once, as pyopencl's discarded results are), "args" (four arguments set
-// before every launch) or "pyopencl" (both).
+// and releases it at once, as pyopencl's discarded results are), "kept" (each asks for an
+// event, all released after the burst's clFinish, as a caller that keeps them), "args" (four
+// arguments set before every launch) or "pyopencl" (args and events).
 json AsyncRate(ClSetup& cl, int launches, const std::string& shape) {
-  const bool events = shape == "events" || shape == "pyopencl";
+  const bool kept = shape == "kept";
+  const bool events = shape == "events" || shape == "pyopencl" || kept;
   const bool args = shape == "args" || shape == "pyopencl";
   if (!events && !args && shape != "plain")
     throw std::runtime_error("unknown async shape " + shape);
+  std::vector<cl_event> keep;
   cl_kernel k = args ? cl.Kernel(kTinyArgsSource, "tiny_args") : cl.Kernel(kTinySource, "tiny");
   cl_int err;
   cl_mem buf = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
@@ -229,7 +232,10 @@ json AsyncRate(ClSetup& cl, int launches, const std::string& shape) {
     cl_event e = nullptr;
     CL_CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, nullptr, &global, nullptr, 0, nullptr,
                                     events ? &e : nullptr));
-    if (e) CL_CHECK(clReleaseEvent(e));
+    if (e && kept)
+      keep.push_back(e);
+    else if (e)
+      CL_CHECK(clReleaseEvent(e));
   };
   auto run = [&](int n) {
     double cpu0 = CpuSeconds();
@@ -240,6 +246,8 @@ json AsyncRate(ClSetup& cl, int launches, const std::string& shape) {
     CL_CHECK(clFinish(cl.q));
     auto t2 = Clock::now();
     double cpu2 = CpuSeconds();
+    for (cl_event e : keep) CL_CHECK(clReleaseEvent(e));
+    keep.clear();
     return json{{"launches", n},
                 {"total_s", std::chrono::duration<double>(t2 - t0).count()},
                 {"launches_per_s", n / std::chrono::duration<double>(t2 - t0).count()},
