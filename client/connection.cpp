@@ -420,17 +420,12 @@ Status Connection::SendBulk(Op op, uint64_t tag, const std::vector<uint8_t>& bod
   return WriteOut();
 }
 
-Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* data,
-                        size_t data_len) {
+Status Connection::Send(Op op, const std::vector<uint8_t>& body, const void* data, size_t data_len,
+                        Gathered* where) {
+  if (where) *where = {};
   if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
   if (data_len >= proto::kDataChunk) return SendBulk(op, 0, body, data, data_len);
-  return Queue(op, 0, body.data(), body.size(), data, data_len, 0);
-}
-
-Status Connection::Send(Op op, const std::vector<uint8_t>& body, Gathered* where) {
-  *where = {};
-  if (!alive_) return Status::Error(CL_OUT_OF_RESOURCES, "connection to rgpud lost");
-  return Queue(op, 0, body.data(), body.size(), nullptr, 0, 0, where);
+  return Queue(op, 0, body.data(), body.size(), data, data_len, 0, where);
 }
 
 bool Connection::ZeroIfLastGathered(const Gathered& where, size_t body_len, size_t offset,

@@ -99,18 +99,17 @@ class Connection {
   bool ChargeQuota(uint64_t bytes);
   void RefundQuota(uint64_t bytes);
 
-  // Queues a request that wants no reply. `data` (optional) travels as bulk: PutData
-  // chunks first, the request last, so small requests of other threads interleave.
-  Status Send(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
-              size_t data_len = 0);
   // A request gathered for the flusher, not yet written: which gathering (0: it was written
-  // at once) and where its frame ends in it.
+  // at once, or went as bulk) and where its frame ends in it.
   struct Gathered {
     uint64_t gathering = 0;
     size_t end = 0;
   };
-  // Send, telling where the request was gathered (no bulk data).
-  Status Send(proto::Op op, const std::vector<uint8_t>& body, Gathered* where);
+  // Queues a request that wants no reply. `data` (optional) travels as bulk: PutData
+  // chunks first, the request last, so small requests of other threads interleave. `where`
+  // (optional) is told where the request was gathered.
+  Status Send(proto::Op op, const std::vector<uint8_t>& body, const void* data = nullptr,
+              size_t data_len = 0, Gathered* where = nullptr);
   // If the request `where` names is still gathered and the last one, and the u64 at
   // `offset` in its body of `body_len` bytes reads `expect`: sets it to 0 and returns true.
   // (An event released before its launch left: the launch goes without it.)

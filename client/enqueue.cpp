@@ -515,7 +515,8 @@ cl_int EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dims, const
   }
   launch.EncodeTo(c.w);
   Connection::Gathered where;
-  if (!q->conn().Send(Op::NDRangeKernel, c.body, &where).ok()) return CL_OUT_OF_RESOURCES;
+  if (!q->conn().Send(Op::NDRangeKernel, c.body, nullptr, 0, &where).ok())
+    return CL_OUT_OF_RESOURCES;
   stamps::Mark(stamps::Point::kLaunchQueued);
   Finish(c, CL_COMMAND_NDRANGE_KERNEL, event);
   if (event) {  // ReleaseEvent may take the event back out of the request

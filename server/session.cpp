@@ -250,8 +250,8 @@ void Session::Serve() {
                              std::to_string(server_->options().max_frame));
     }
     // Every frame but a launch waits for the launch thread's launches (PipeFor); setting an
-    // argument (kept here until a launch), a heartbeat and releasing an event (BeforeRelease,
-    // once its body is here) neither wait nor end a burst.
+    // argument (kept here until a launch) and a heartbeat neither wait nor end a burst, nor
+    // does releasing an event (Release decides, once it knows what is released).
     if (s.ok()) {
       const auto op = static_cast<Op>(h.op);
       if (op == Op::NDRangeKernel) {
@@ -271,7 +271,6 @@ void Session::Serve() {
     } else if (s.ok()) {
       body.resize(h.body_len);
       if (h.body_len) s = in_.Read(body.data(), h.body_len);
-      if (s.ok() && h.op == static_cast<uint16_t>(Op::Release)) s = BeforeRelease(body);
     }
     if (!s.ok()) {
       if (s.is_protocol()) {
@@ -373,14 +372,6 @@ Status Session::WaitLaunches() {
   pipe_->Wait();
   ReportLaunchFailure();
   return piped_.empty() ? Status::Ok() : ResolvePipedEvents();
-}
-
-Status Session::BeforeRelease(std::span<const uint8_t> body) {
-  proto::ReleaseRequest req;
-  Reader r(body.data(), body.size());
-  if (proto::ReleaseRequest::Decode(r, &req) && req.type == ObjType::Event) return Status::Ok();
-  launch_run_ = 0;
-  return pipe_ ? WaitLaunches() : Status::Ok();
 }
 
 void Session::ReportLaunchFailure() {
@@ -1184,9 +1175,14 @@ Status Session::Release(Reader& r) {
   if (!proto::ReleaseRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Release");
   const uint64_t id = req.id;
-  if (req.type == ObjType::Event)  // one the launch thread has not made yet: released then
-    for (auto p = piped_.rbegin(); p != piped_.rend(); ++p)
+  if (req.type == ObjType::Event) {  // needs no wait for the launch thread (Serve)
+    for (auto p = piped_.rbegin(); p != piped_.rend(); ++p)  // not made yet: released then
       if (p->event_id == id && !p->released) return p->released = true, Status::Ok();
+  } else {
+    launch_run_ = 0;  // any other release waits, and ends a burst
+    if (pipe_)
+      if (Status s = WaitLaunches(); !s.ok()) return s;
+  }
   auto e = Lookup(id, req.type);
   if (!e.ok()) return Status::Ok();  // creation failed earlier; the client was told then
   ReleaseRecord(**e);

@@ -237,8 +237,6 @@ class Session {
   // burst, those made so far once kEnterPipedAt wait.
   Status ResolvePipedEvents(bool all = true);
   static constexpr size_t kEnterPipedAt = 2 * LaunchPipe::kSlots;
-  // Before a Release: one of an event needs no wait; any other waits, and ends a burst.
-  Status BeforeRelease(std::span<const uint8_t> body);
   Status Flush(proto::Reader& r);
   Status Finish(const proto::FrameHeader& h, proto::Reader& r);
   Status WaitEvents(const proto::FrameHeader& h, proto::Reader& r);

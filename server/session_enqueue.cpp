@@ -469,7 +469,9 @@ Status Session::ResolvePipedEvents(bool all) {
     }
     // What EndCommand does with an event, at the place the launch took in the command count.
     auto q = Lookup<QueueRecord>(p.queue_id);  // a release of it waited for this
-    if (p.seq % kCheckpointEvery == 0 || all) {
+    // And the last one entered after a wait, so that the command after it knows its
+    // predecessor (FillFairLaunch).
+    if (p.seq % kCheckpointEvery == 0 || (all && piped_.size() == 1)) {
       bk.Retain(ObjType::Event, *made);
       checkpoints_.push_back({*made, p.seq});
       if (q.ok() && (*q)->judged_command < p.command) {

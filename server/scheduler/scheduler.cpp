@@ -426,8 +426,9 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
   // A latency-critical launch with no other tenant about: nothing waits for its end.
   const bool lc_alone = c.latency_critical && options_.lc_sampled_events && !lc_trace_ && alone();
   // A launch whose event the application asked for is sampled alike: it gets its event, but
-  // the scheduler reads it only every sample_every launches (reading each one's profiling
-  // made a burst of such launches run at half the native rate, H200).
+  // the scheduler reads it only every sample_every launches (reading each one's profiling:
+  // bursts of such launches at 0.48-0.52 of the native rate, 0.55-0.57 sampled, H200,
+  // bench/results/2026-11-29-session30/call2).
   if ((!c.latency_critical || lc_alone) && req.queue_in_order) {
     const bool sampled =
         lc_alone || cost.ns < kSampledBelowNs || (cost.ns < kSampledAloneBelowNs && alone());
