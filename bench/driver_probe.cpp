@@ -14,8 +14,9 @@
 // --launch-only: only event-less enqueues, five times N, with the CPU each of the process's
 // threads last ran on and the CPU time it used (where the driver's own threads sit).
 // --events: enqueues with an event released at once (pyopencl's discarded results) and
-// without one, on a queue with profiling (as rgpud makes every queue) and on one without,
-// in alternating rounds of N.
+// without one, or kept until the end, on a queue with profiling (as rgpud makes every
+// queue) and on one without, and kept on a queue without profiling with one launch in 64 on
+// the profiling queue (ordered across the two by events), in alternating rounds of N.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -260,24 +261,53 @@ int main(int argc, char** argv) {
   if (events) {
     cl_command_queue plain = clCreateCommandQueueWithProperties(ctx, dev, nullptr, &err);
     CHECK(err);
-    const std::vector<std::string> names{"event_released_profiling", "event_released_plain",
-                                         "no_event_profiling", "no_event_plain"};
-    std::vector<std::vector<double>> rounds(names.size());
+    // kept_*: each launch's event kept until after clFinish (CLBlast's routines, anything that
+    // waits per launch). kept_twin: launches on the queue without profiling, one in 64 on the
+    // profiling queue, each switch ordered by the other queue's last event in a wait list
+    // (how rgpud could keep sampling device times for accounting without profiling every one).
+    const std::vector<std::string> names{"event_released_profiling",
+                                         "event_released_plain",
+                                         "no_event_profiling",
+                                         "no_event_plain",
+                                         "kept_profiling",
+                                         "kept_plain",
+                                         "kept_twin"};
+    std::vector<std::vector<double>> rounds(names.size()), totals(names.size());
+    std::vector<cl_event> kept(n);
     for (int r = 0; r < 5; ++r)
       for (size_t v = 0; v < names.size(); ++v) {
-        cl_command_queue vq = v % 2 == 0 ? q : plain;
-        const bool with_event = v < 2;
+        const bool keep = v >= 4, twin = v == 6;
+        cl_command_queue vq = v % 2 == 0 && !twin ? q : plain;
+        const bool with_event = v < 2 || keep;
         const auto t = Clock::now();
+        cl_event last = nullptr;  // the previous launch's event, when kept
+        bool on_profiling = false;
         for (int i = 0; i < n; ++i) {
           cl_event e = nullptr;
-          CHECK(clEnqueueNDRangeKernel(vq, k, 1, nullptr, &g, nullptr, 0, nullptr,
-                                       with_event ? &e : nullptr));
-          if (e) clReleaseEvent(e);
+          cl_command_queue lq = vq;
+          const bool sample = twin && i % 64 == 63;
+          if (sample) lq = q;
+          // A switch of queue waits for the other queue's last launch.
+          const bool switched = twin && last && sample != on_profiling;
+          on_profiling = sample;
+          CHECK(clEnqueueNDRangeKernel(lq, k, 1, nullptr, &g, nullptr, switched ? 1 : 0,
+                                       switched ? &last : nullptr, with_event ? &e : nullptr));
+          if (keep) {
+            kept[i] = e;
+            last = e;
+          } else if (e) {
+            clReleaseEvent(e);
+          }
         }
         rounds[v].push_back(UsPer(t, n));
         CHECK(clFinish(vq));
+        if (twin) CHECK(clFinish(q));
+        totals[v].push_back(UsPer(t, n));
+        if (keep)
+          for (cl_event e : kept) clReleaseEvent(e);
       }
-    std::printf("{\"enqueue_us_rounds\": %s}\n", RoundsJson(names, rounds).c_str());
+    std::printf("{\"enqueue_us_rounds\": %s, \"with_finish_us_rounds\": %s}\n",
+                RoundsJson(names, rounds).c_str(), RoundsJson(names, totals).c_str());
     clReleaseCommandQueue(plain);
     return 0;
   }

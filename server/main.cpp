@@ -226,6 +226,11 @@ int main(int argc, char** argv) try {
                  "scheduling the next launch overlaps the driver's enqueue of the last (1 on, 0 "
                  "off; default on with 8 CPUs or more).")
       ->capture_default_str();
+  app.add_option("--twin-queues", opt.twin_queues,
+                 "With the launch thread, a launch whose event only the application reads goes on "
+                 "a twin of its queue without profiling, ordered with the queue by events (1 on, "
+                 "0 off).")
+      ->capture_default_str();
   opt.sched.spin_feed = many;
   app.add_option("--spin-feed", opt.sched.spin_feed,
                  "fair: while best-effort slices or runs are on the device beside an active "

@@ -75,6 +75,11 @@ struct ServerOptions {
   // its own (server/scheduler/launch_pipe.h), which spins 200 us after its last one. Default
   // (main.cpp): on with 8 CPUs or more.
   bool launch_thread = false;
+  // Launches through that thread whose event only the application reads go on a twin of its
+  // in-order queue without profiling, where NVIDIA's enqueue with an event costs two thirds
+  // (server/scheduler/launch_pipe.h, "Twins"). Only for queues the application made without
+  // properties.
+  bool twin_queues = true;
 
   // From the config file (server/config.h). No tenants: one anonymous tenant, no token.
   std::vector<std::shared_ptr<const Tenant>> tenants;

@@ -302,12 +302,13 @@ void Session::Serve() {
     }
     if (static_cast<Op>(h.op) == Op::Goodbye) break;
   }
-  uint64_t piped = 0;
+  uint64_t piped = 0, on_twins = 0;
   if (pipe_) {
     // Its events enter the table (or are released), to go with the rest (ReleaseAll); a
     // protocol error there changes nothing now.
     (void)WaitLaunches();
     piped = pipe_->Pushed();
+    on_twins = pipe_->OnTwins();
     pipe_.reset();
   }
   if (trace_) trace_->Log(id_);
@@ -318,7 +319,8 @@ void Session::Serve() {
       (stream_->HasRing() ? std::string(", frames through control rings") : "") +
       (launch_events_ ? ", " + std::to_string(launch_events_) + " launches with an event" : "") +
       (piped ? ", " + std::to_string(piped) + " launches through its launch thread (" +
-                   std::to_string(piped_events_) + " with the application's events)"
+                   std::to_string(piped_events_) + " with the application's events, " +
+                   std::to_string(on_twins) + " on unprofiled twins)"
              : "");
   ReleaseAll();
   if (const Tenant* t = tenant()) server_->Leave(t);
@@ -574,7 +576,11 @@ void Session::ReleaseRecord(ObjectRecord& o) {
           if (r.sched_kernel) bk.Release(ObjType::Kernel, r.sched_kernel);
         if constexpr (std::is_same_v<R, MemRecord>)
           if (r.charged) RefundMemory(r.charged);
-        if constexpr (std::is_same_v<R, QueueRecord>) server_->CountQueue(r.device, -1);
+        if constexpr (std::is_same_v<R, QueueRecord>) {
+          if (r.twin)
+            bk.Release(ObjType::Queue, r.twin);  // behind a barrier on r (LaunchPipe::Wait)
+          server_->CountQueue(r.device, -1);
+        }
       },
       o);
   --live_objects_;
@@ -721,6 +727,7 @@ Status Session::CreateQueue(Reader& r) {
   e.parent = ctx_id;
   e.device = dev;
   e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  e.properties = props;
   static std::atomic<uint64_t> next_serial{1};
   e.serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   Status s = InsertOwned(id, e);

@@ -216,6 +216,10 @@ class Session {
   // The launch thread for this launch, or null (then the pipe's launches are on the driver
   // before this returns): see ServerOptions::launch_thread.
   Result<LaunchPipe*> PipeFor(const Command& c);
+  // The queue's twin without profiling (LaunchPipe, "Twins"), made at the first call, or null
+  // where it has none: the application asked for profiling or more than an in-order queue, a
+  // twin could not be made, or ServerOptions::twin_queues is off.
+  BkQueue* TwinOf(QueueRecord& q);
   // Waits for the pipe's launches (before any other command), reports a failed one, and
   // enters the events they made (ResolvePipedEvents). An error ends the session.
   Status WaitLaunches();

@@ -448,6 +448,17 @@ Result<LaunchPipe*> Session::PipeFor(const Command& c) {
   return nullptr;
 }
 
+BkQueue* Session::TwinOf(QueueRecord& q) {
+  if (q.twin_tried) return q.twin;
+  q.twin_tried = true;
+  if (!server_->options().twin_queues || q.properties != 0) return nullptr;
+  auto ctx = Lookup<ContextRecord>(q.parent);
+  if (!ctx.ok()) return nullptr;
+  auto twin = server_->backend().CreateQueue((*ctx)->handle, q.device, 0);
+  if (twin.ok()) q.twin = *twin;  // else the launches stay on q
+  return q.twin;
+}
+
 Status Session::ResolvePipedEvents(bool all) {
   // A checkpoint for one in kCheckpointEvery of them: each holds its event until the reaper
   // sees it complete, and the last release of a complete event costs NVIDIA's driver far
@@ -536,7 +547,10 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   if (!pipe.ok()) return pipe.status();
   req.pipe = *pipe;
   std::shared_ptr<PipedEvent> made;
-  if (req.pipe && req.want_event) req.piped_event = made = std::make_shared<PipedEvent>();
+  if (req.pipe && req.want_event) {
+    req.piped_event = made = std::make_shared<PipedEvent>();
+    req.twin = TwinOf(*c.queue_record);
+  }
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   Stamp(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));

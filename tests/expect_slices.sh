@@ -6,7 +6,8 @@
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
 # submitting thread (EXPECT=at_once), or handed launches of a burst to a session's launch
 # thread (EXPECT=launch_thread), launches with the application's events among them
-# (EXPECT=launch_thread_events), or had launches whose released events never reached it
+# (EXPECT=launch_thread_events), some of them on a queue's unprofiled twin
+# (EXPECT=launch_thread_twins), or had launches whose released events never reached it
 # (EXPECT=few_launch_events, with EVENTS_AT_MOST); EXPECT may name several, space-separated. A test whose
 # launches all ran whole would prove nothing.
 set -u
@@ -16,14 +17,19 @@ rc=$?
 for _ in $(seq 50); do grep -q "scheduling (" "$RGPUD_LOG" && break; sleep 0.1; done
 grep "scheduling (" "$RGPUD_LOG"
 for want in ${EXPECT:-slices}; do
-  if [ "$want" = launch_thread ] || [ "$want" = launch_thread_events ]; then
+  if [ "$want" = launch_thread ] || [ "$want" = launch_thread_events ] ||
+    [ "$want" = launch_thread_twins ]; then
     # Written when a session ends, after the command's client has gone.
     for _ in $(seq 50); do grep -q "launches through its launch thread" "$RGPUD_LOG" && break; sleep 0.1; done
     grep -E "[1-9][0-9]* launches through its launch thread" "$RGPUD_LOG" ||
       { echo "no launch went through a launch thread"; exit 1; }
     if [ "$want" = launch_thread_events ]; then
-      grep -E "\([1-9][0-9]* with the application's events\)" "$RGPUD_LOG" ||
+      grep -E "\([1-9][0-9]* with the application's events," "$RGPUD_LOG" ||
         { echo "no launch with an event of the application went through a launch thread"; exit 1; }
+    fi
+    if [ "$want" = launch_thread_twins ]; then
+      grep -E " [1-9][0-9]* on unprofiled twins\)" "$RGPUD_LOG" ||
+        { echo "no launch went on a queue's unprofiled twin"; exit 1; }
     fi
     continue
   fi

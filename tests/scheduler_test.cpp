@@ -102,7 +102,7 @@ class SchedulerTest : public ::testing::Test {
   // rewritten for slicing (slicer.h).
   LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true, bool want_event = true,
                       std::vector<BkEvent*> waits = {}, LaunchPipe* pipe = nullptr,
-                      std::shared_ptr<PipedEvent> made = nullptr) {
+                      std::shared_ptr<PipedEvent> made = nullptr, BkQueue* twin = nullptr) {
     LaunchRequest req;
     req.session_id = t.session;
     req.tenant = &t.tenant;
@@ -128,6 +128,7 @@ class SchedulerTest : public ::testing::Test {
     req.waits = std::move(waits);
     req.pipe = pipe;
     req.piped_event = std::move(made);
+    req.twin = twin;
     auto r = sched_->Submit(std::move(req));
     EXPECT_TRUE(r.ok()) << r.status().message();
     if (r.ok() && r->event) events_.push_back(r->event);
@@ -348,6 +349,57 @@ TEST_F(SchedulerTest, LaunchesWithTheApplicationsEventsGoThroughAPipe) {
   EXPECT_NEAR(static_cast<double>(SettledCharge(a, ran)) / ran, 1.0, 0.05)
       << "the burst was charged what it ran";
   EXPECT_TRUE(pipe.TakeFailure().ok());
+}
+
+// Launches whose events only the application reads go on the queue's twin without profiling
+// (launch_pipe.h, "Twins"), the others on the queue itself, and still run one after another
+// in the order pushed (the simulated device overlaps kernels of two queues that nothing
+// orders); after the pipe's Wait, a launch on the queue runs after the twin's last.
+TEST_F(SchedulerTest, LaunchesOnAnUnprofiledTwinKeepTheirQueuesOrder) {
+  Start(SchedulerOptions{});
+  auto& a = AddTenant("a");
+  BkQueue* twin = *dev_.CreateQueue(a.ctx, 0, 0);
+  LaunchPipe pipe(dev_);
+  // Unmeasured (sampled, to measure them): the three sizes of the burst.
+  for (size_t groups = 1; groups <= 3; ++groups) Launch(a, groups, true, false, {}, &pipe);
+  pipe.Wait();
+  dev_.RunUntilIdle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // the dispatcher's harvest
+  constexpr size_t kBurst = 400;
+  std::vector<std::shared_ptr<PipedEvent>> made;
+  for (size_t i = 0; i < kBurst; ++i) {
+    // Every seventh launch without an event (it goes back on the queue), sizes varied.
+    const bool with_event = i % 7 != 3;
+    if (with_event) made.push_back(std::make_shared<PipedEvent>());
+    auto r = Launch(a, 1 + i % 3, true, with_event, {}, &pipe, with_event ? made.back() : nullptr,
+                    with_event ? twin : nullptr);
+    ASSERT_EQ(r.piped, with_event) << "launch " << i;
+  }
+  pipe.Wait();
+  Launch(a, 2, true, /*want_event=*/false);  // on the queue, from this thread
+  dev_.RunUntilIdle();
+  auto la = LaunchesOf(a);
+  ASSERT_EQ(la.size(), kBurst + 4);
+  size_t on_twin = 0;
+  for (size_t i = 0; i < la.size(); ++i) {
+    on_twin += la[i].queue == twin;
+    EXPECT_TRUE(la[i].queue == twin || la[i].queue == a.app) << "launch " << i;
+    EXPECT_TRUE(la[i].complete) << "launch " << i;
+    if (i > 0) EXPECT_GE(la[i].start_ns, la[i - 1].end_ns) << "launch " << i << " overlapped";
+  }
+  EXPECT_EQ(la[kBurst + 2].queue, twin) << "the burst's last launch went on the twin";
+  EXPECT_EQ(la.back().queue, a.app);
+  EXPECT_EQ(pipe.OnTwins(), on_twin);
+  // Not the first with an event after one without (it leaves the twin an event to wait for),
+  // nor the accounting's samples.
+  EXPECT_GT(on_twin, kBurst * 2 / 3);
+  for (auto& m : made) {
+    ASSERT_TRUE(m->event.ok());
+    EXPECT_EQ(dev_.EventStatus(*m->event), CL_COMPLETE);
+    events_.push_back(*m->event);
+  }
+  EXPECT_TRUE(pipe.TakeFailure().ok());
+  dev_.Release(proto::ObjType::Queue, twin);
 }
 
 TEST_F(SchedulerTest, FairHoldsSharedWorkAndRunsItPreemptibly) {

@@ -26,7 +26,12 @@ void WaitUntil(const Done& done) {
 LaunchPipe::LaunchPipe(Backend& backend) : backend_(backend), thread_([this] { Run(); }) {}
 
 LaunchPipe::~LaunchPipe() {
-  Wait();
+  const uint64_t target = pushed_.load(std::memory_order_relaxed);
+  WaitUntil([&] { return done_.load(std::memory_order_acquire) >= target; });
+  try {
+    Settle();  // the session has waited already, as a rule: nothing is left to settle
+  } catch (...) {  // NOLINT(bugprone-empty-catch): only an allocation could throw, at exit
+  }
   {
     std::lock_guard lk(mu_);
     stop_ = true;
@@ -36,7 +41,7 @@ LaunchPipe::~LaunchPipe() {
 }
 
 void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
-                      const NDRange& range, Then then) {
+                      const NDRange& range, Then then, BkQueue* twin) {
   const uint64_t seq = pushed_.load(std::memory_order_relaxed);
   WaitUntil([&] { return seq - done_.load(std::memory_order_acquire) < kSlots; });  // a free slot
   Job& j = jobs_[seq % kSlots];
@@ -45,6 +50,7 @@ void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> a
   j.args.assign(args.begin(), args.end());
   j.range = range;
   j.then = std::move(then);
+  j.twin = j.then ? twin : nullptr;
   // seq_cst with the thread's store of sleeping_ (Run): either it sees this launch before it
   // sleeps, or this sees it asleep and wakes it.
   pushed_.store(seq + 1, std::memory_order_seq_cst);
@@ -57,6 +63,50 @@ void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> a
 void LaunchPipe::Wait() {
   const uint64_t target = pushed_.load(std::memory_order_relaxed);
   WaitUntil([&] { return done_.load(std::memory_order_acquire) >= target; });
+  Settle();
+}
+
+void LaunchPipe::Settle() {
+  // What the session enqueues next on a queue comes after its twin's launches.
+  for (Twin& t : twins_) {
+    if (t.on_twin) {
+      backend_.Flush(t.twin);  // another queue's event in a wait list: it must be submitted
+      auto b = backend_.Barrier(t.queue, WaitList{&t.last, 1});
+      if (!b.ok())
+        backend_.Finish(t.twin);  // ordered by waiting for them here instead
+      else if (*b)
+        backend_.Release(proto::ObjType::Event, *b);
+    }
+    if (t.last) backend_.Release(proto::ObjType::Event, t.last);
+  }
+  twins_.clear();
+}
+
+Result<BkEvent*> LaunchPipe::Launch(Job& j) {
+  const bool want_event = static_cast<bool>(j.then);
+  Twin* t = nullptr;
+  for (Twin& x : twins_)
+    if (x.queue == j.queue) t = &x;
+  if (!t && !j.twin)
+    return backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
+  if (!t) t = &twins_.emplace_back(Twin{j.queue, j.twin});
+  // To the twin once the launch before it left an event to wait for; back to the queue
+  // behind the twin's last launch (which always has an event).
+  const bool to_twin = j.twin && (t->on_twin || t->last);
+  BkEvent* wait = nullptr;
+  if (to_twin != t->on_twin) {
+    wait = t->last;
+    backend_.Flush(t->on_twin ? t->twin : t->queue);
+  }
+  auto ev = backend_.Launch(to_twin ? t->twin : t->queue, j.kernel, j.args, j.range,
+                            wait ? WaitList{&wait, 1} : WaitList{}, want_event);
+  if (!ev.ok()) return ev;  // nothing enqueued: where the launches stand is unchanged
+  if (*ev) backend_.Retain(proto::ObjType::Event, *ev);
+  if (t->last) backend_.Release(proto::ObjType::Event, t->last);
+  t->last = *ev;
+  t->on_twin = to_twin;
+  if (to_twin) on_twins_.fetch_add(1, std::memory_order_relaxed);
+  return ev;
 }
 
 void LaunchPipe::Fail(const Status& s) {
@@ -82,7 +132,7 @@ void LaunchPipe::Run() {
     if (pushed_.load(std::memory_order_acquire) > next) {
       Job& j = jobs_[next % kSlots];
       const bool want_event = static_cast<bool>(j.then);
-      auto ev = backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
+      auto ev = Launch(j);
       if (want_event) {
         j.then(std::move(ev));  // its failure too
         j.then = nullptr;

@@ -14,6 +14,15 @@
 // application asked for goes through the pipe too: the event reaches the session through
 // a PipedEvent (scheduler.h), which it reads after Wait().
 //
+// Twins: NVIDIA's enqueue of a launch with an event takes 16 us on a queue with profiling
+// and 10.6 without (rgpu-probe-driver --events, H200), and rgpud makes every application
+// queue with profiling for its accounting. So a launch whose event only the application
+// reads (the accounting did not sample it) may go on the queue's twin without profiling
+// (Session::TwinOf), ordered across the two by events: it goes there once the launch before
+// it on the queue left an event to wait for (or went there too), and the next launch that
+// goes back on the queue waits for the twin's last. Wait() then puts a barrier on each queue
+// behind its twin's last launch, so whatever is enqueued on the queue next comes after them.
+//
 // Threading: Push, Wait, Awake, Pushed and TakeFailure are called by the owning session thread
 // only; the pipe's own thread calls the backend's Launch, each launch's `then`, and Fail from
 // there. The backend is thread-safe.
@@ -46,11 +55,12 @@ class LaunchPipe {
   // or to whoever waits for the event); a launch without one reports its failure itself.
   using Then = std::function<void(Result<BkEvent*>)>;
   // Queues the launch (with an event only when `then` is set); blocks only while kSlots
-  // launches are pending.
+  // launches are pending. `twin`: q's twin without profiling, where the launch may go (see
+  // Twins above; only with `then`), or null.
   void Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args, const NDRange& range,
-            Then then = {});
+            Then then = {}, BkQueue* twin = nullptr);
   // Returns once every pushed launch has been handed to the driver (spins: they take
-  // microseconds each).
+  // microseconds each), each queue ordered behind its twin's launches.
   void Wait();
   // The thread is not asleep: a launch pushed now costs no wake-up before it reaches the
   // driver. It spins for kIdleSpinUs after its last launch before it sleeps.
@@ -58,6 +68,8 @@ class LaunchPipe {
   // Launches pushed so far, and handed to the driver so far (their `then` has run).
   uint64_t Pushed() const { return pushed_.load(std::memory_order_relaxed); }
   uint64_t Done() const { return done_.load(std::memory_order_acquire); }
+  // Launches that went on a twin so far.
+  uint64_t OnTwins() const { return on_twins_.load(std::memory_order_relaxed); }
   // The first launch that failed since the last call, if any (ok otherwise).
   Status TakeFailure();
   // Keeps a failure for TakeFailure (the first since the last take wins); any thread.
@@ -73,8 +85,21 @@ class LaunchPipe {
     std::vector<KernelArgValue> args;  // keeps its capacity from one use of the slot to the next
     NDRange range;
     Then then;
+    BkQueue* twin = nullptr;
+  };
+  // Where the launches of a queue with a twin stand: owned by the pipe's thread while it
+  // runs launches, by the session's in Wait (nothing is pushed meanwhile).
+  struct Twin {
+    BkQueue* queue = nullptr;  // the application's queue
+    BkQueue* twin = nullptr;   // its twin without profiling
+    BkEvent* last = nullptr;   // the last launch's event, on either (a reference of ours), or null
+    bool on_twin = false;      // the last launch went on the twin
   };
   void Run();
+  // Orders each queue behind its twin's launches and forgets where they stand (Wait).
+  void Settle();
+  // Launches j on its queue or its twin; the launch's event, if it asked for one.
+  Result<BkEvent*> Launch(Job& j);
 
   Backend& backend_;
   std::array<Job, kSlots> jobs_;       // slot seq % kSlots: written by Push, read by Run
@@ -82,6 +107,8 @@ class LaunchPipe {
   std::atomic<uint64_t> done_{0};      // written by the pipe's thread
   std::atomic<bool> sleeping_{false};  // the pipe's thread waits on cv_
   std::atomic<bool> failed_{false};    // failure_ holds a status not yet taken
+  std::atomic<uint64_t> on_twins_{0};  // written by the pipe's thread
+  std::vector<Twin> twins_;            // queues whose launches went on a twin since the last Wait
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // GUARDED_BY(mu_)

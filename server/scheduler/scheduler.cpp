@@ -483,26 +483,28 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     // the pipe's thread so that the burst does not wait for the pipe here: the accounting's
     // kept for the harvest from there, the application's left in its PipedEvent.
     const bool harvest = choice.harvest;
-    req.pipe->Push(req.queue, req.kernel, req.args, req.range,
-                   [this, key, ck, seq, harvest, pipe = req.pipe,
-                    slot = std::move(req.piped_event)](Result<BkEvent*> launched) {
-                     if (!launched.ok()) {
-                       if (harvest) {
-                         std::lock_guard lk(mu_);
-                         Completed(seq, key, nullptr);
-                       }
-                       if (slot)
-                         slot->event = launched.status();  // the session reports it
-                       else
-                         pipe->Fail(launched.status());
-                       return;
-                     }
-                     if (harvest) KeepDirect(*launched, key, ck, seq);
-                     if (slot)
-                       slot->event = *launched;
-                     else
-                       backend_->Release(proto::ObjType::Event, *launched);
-                   });
+    req.pipe->Push(
+        req.queue, req.kernel, req.args, req.range,
+        [this, key, ck, seq, harvest, pipe = req.pipe,
+         slot = std::move(req.piped_event)](Result<BkEvent*> launched) {
+          if (!launched.ok()) {
+            if (harvest) {
+              std::lock_guard lk(mu_);
+              Completed(seq, key, nullptr);
+            }
+            if (slot)
+              slot->event = launched.status();  // the session reports it
+            else
+              pipe->Fail(launched.status());
+            return;
+          }
+          if (harvest) KeepDirect(*launched, key, ck, seq);
+          if (slot)
+            slot->event = *launched;
+          else
+            backend_->Release(proto::ObjType::Event, *launched);
+        },
+        harvest || !req.piped_event ? nullptr : req.twin);
     if (req.want_event) return LaunchResult{nullptr, nullptr, true};
   } else {
     if (req.pipe) req.pipe->Wait();

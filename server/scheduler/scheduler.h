@@ -205,6 +205,9 @@ struct LaunchRequest {
   std::string tenant_key;
   BkContext* context = nullptr;
   BkQueue* queue = nullptr;        // the application's queue
+  // Its twin without profiling (LaunchPipe, "Twins"), where a piped launch whose event only
+  // the application reads may go; null: none.
+  BkQueue* twin = nullptr;
   bool queue_in_order = true;
   BkQueue* exec_queue = nullptr;   // rgpud's own queue in the same context (held launches)
   BkQueue* ctl_queue = nullptr;    // a second one, for stop flags of preemptible runs
