@@ -16,7 +16,9 @@
 // --events: enqueues with an event released at once (pyopencl's discarded results) and
 // without one, or kept until the end, on a queue with profiling (as rgpud makes every
 // queue) and on one without, and kept on a queue without profiling with one launch in 64 on
-// the profiling queue (ordered across the two by events), in alternating rounds of N.
+// the profiling queue (ordered across the two by events), also with a reference to the last
+// event held (as rgpud's launch thread does), in alternating rounds of N; and what the
+// release of N completed events costs.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -271,12 +273,15 @@ int main(int argc, char** argv) {
                                          "no_event_plain",
                                          "kept_profiling",
                                          "kept_plain",
-                                         "kept_twin"};
-    std::vector<std::vector<double>> rounds(names.size()), totals(names.size());
+                                         "kept_twin",
+                                         "kept_twin_retained"};
+    std::vector<std::vector<double>> rounds(names.size()), totals(names.size()),
+        releases(names.size());
     std::vector<cl_event> kept(n);
     for (int r = 0; r < 5; ++r)
       for (size_t v = 0; v < names.size(); ++v) {
-        const bool keep = v >= 4, twin = v == 6;
+        // kept_twin_retained: the launch thread's way, a reference to the last event held.
+        const bool keep = v >= 4, twin = v >= 6, retained = v == 7;
         cl_command_queue vq = v % 2 == 0 && !twin ? q : plain;
         const bool with_event = v < 2 || keep;
         const auto t = Clock::now();
@@ -294,6 +299,10 @@ int main(int argc, char** argv) {
                                        switched ? &last : nullptr, with_event ? &e : nullptr));
           if (keep) {
             kept[i] = e;
+            if (retained) {
+              clRetainEvent(e);
+              if (last) clReleaseEvent(last);
+            }
             last = e;
           } else if (e) {
             clReleaseEvent(e);
@@ -303,11 +312,19 @@ int main(int argc, char** argv) {
         CHECK(clFinish(vq));
         if (twin) CHECK(clFinish(q));
         totals[v].push_back(UsPer(t, n));
+        if (retained && last) clReleaseEvent(last);
+        // The last release of events that have completed (rgpud makes them when the
+        // application releases its own).
+        const auto r0 = Clock::now();
         if (keep)
           for (cl_event e : kept) clReleaseEvent(e);
+        releases[v].push_back(keep ? UsPer(r0, n) : 0.0);
       }
-    std::printf("{\"enqueue_us_rounds\": %s, \"with_finish_us_rounds\": %s}\n",
-                RoundsJson(names, rounds).c_str(), RoundsJson(names, totals).c_str());
+    std::printf(
+        "{\"enqueue_us_rounds\": %s, \"with_finish_us_rounds\": %s, "
+        "\"release_complete_us_rounds\": %s}\n",
+        RoundsJson(names, rounds).c_str(), RoundsJson(names, totals).c_str(),
+        RoundsJson(names, releases).c_str());
     clReleaseCommandQueue(plain);
     return 0;
   }

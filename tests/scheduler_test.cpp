@@ -352,9 +352,10 @@ TEST_F(SchedulerTest, LaunchesWithTheApplicationsEventsGoThroughAPipe) {
 }
 
 // Launches whose events only the application reads go on the queue's twin without profiling
-// (launch_pipe.h, "Twins"), the others on the queue itself, and still run one after another
-// in the order pushed (the simulated device overlaps kernels of two queues that nothing
-// orders); after the pipe's Wait, a launch on the queue runs after the twin's last.
+// (launch_pipe.h, "Twins") once kTwinAfter of them came in a row, the others on the queue
+// itself, and still run one after another in the order pushed (the simulated device overlaps
+// kernels of two queues that nothing orders); after the pipe's Wait, a launch on the queue runs
+// after the twin's last.
 TEST_F(SchedulerTest, LaunchesOnAnUnprofiledTwinKeepTheirQueuesOrder) {
   Start(SchedulerOptions{});
   auto& a = AddTenant("a");
@@ -368,8 +369,8 @@ TEST_F(SchedulerTest, LaunchesOnAnUnprofiledTwinKeepTheirQueuesOrder) {
   constexpr size_t kBurst = 400;
   std::vector<std::shared_ptr<PipedEvent>> made;
   for (size_t i = 0; i < kBurst; ++i) {
-    // Every seventh launch without an event (it goes back on the queue), sizes varied.
-    const bool with_event = i % 7 != 3;
+    // Every 29th launch without an event (it goes back on the queue), sizes varied.
+    const bool with_event = i % 29 != 3;
     if (with_event) made.push_back(std::make_shared<PipedEvent>());
     auto r = Launch(a, 1 + i % 3, true, with_event, {}, &pipe, with_event ? made.back() : nullptr,
                     with_event ? twin : nullptr);
@@ -390,9 +391,13 @@ TEST_F(SchedulerTest, LaunchesOnAnUnprofiledTwinKeepTheirQueuesOrder) {
   EXPECT_EQ(la[kBurst + 2].queue, twin) << "the burst's last launch went on the twin";
   EXPECT_EQ(la.back().queue, a.app);
   EXPECT_EQ(pipe.OnTwins(), on_twin);
-  // Not the first with an event after one without (it leaves the twin an event to wait for),
-  // nor the accounting's samples.
-  EXPECT_GT(on_twin, kBurst * 2 / 3);
+  // Not the first kTwinAfter with an event after one without (the last of them leaves the
+  // twin an event to wait for), nor the accounting's samples.
+  EXPECT_GT(on_twin, kBurst / 2);
+  for (size_t i = 0; i < kBurst; ++i)
+    if (i % 29 == 3)
+      for (size_t k = 0; k <= LaunchPipe::kTwinAfter && i + k < kBurst; ++k)
+        EXPECT_EQ(la[3 + i + k].queue, a.app) << "launch " << i + k << " of a short run";
   for (auto& m : made) {
     ASSERT_TRUE(m->event.ok());
     EXPECT_EQ(dev_.EventStatus(*m->event), CL_COMPLETE);

@@ -314,7 +314,8 @@ class Backend {
   // holds from its last launch); 0 where the backend keeps no count.
   virtual uint64_t KernelArgsSet() const { return 0; }
   virtual Result<BkEvent*> Marker(BkQueue* q, WaitList waits) = 0;
-  virtual Result<BkEvent*> Barrier(BkQueue* q, WaitList waits) = 0;
+  // `want_event` false: no event (nullptr), which spares the driver making one.
+  virtual Result<BkEvent*> Barrier(BkQueue* q, WaitList waits, bool want_event = true) = 0;
   virtual Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,
                                    WaitList waits) = 0;
   virtual Status Flush(BkQueue* q) = 0;

@@ -879,13 +879,13 @@ class OpenCLBackend final : public Backend {
     return Wrap<BkEvent>(ev);
   }
 
-  Result<BkEvent*> Barrier(BkQueue* q, WaitList waits) override {
-    cl_event ev;
+  Result<BkEvent*> Barrier(BkQueue* q, WaitList waits, bool want_event) override {
+    cl_event ev = nullptr;
     auto w = Waits(waits);
-    cl_int err =
-        clEnqueueBarrierWithWaitList(Q(q), w.size(), w.empty() ? nullptr : w.data(), &ev);
+    cl_int err = clEnqueueBarrierWithWaitList(Q(q), w.size(), w.empty() ? nullptr : w.data(),
+                                              want_event ? &ev : nullptr);
     if (err != CL_SUCCESS) return Fail(err, "clEnqueueBarrierWithWaitList");
-    return Wrap<BkEvent>(ev);
+    return want_event ? Wrap<BkEvent>(ev) : nullptr;
   }
 
   Result<BkEvent*> Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,

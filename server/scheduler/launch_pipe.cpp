@@ -71,11 +71,11 @@ void LaunchPipe::Settle() {
   for (Twin& t : twins_) {
     if (t.on_twin) {
       backend_.Flush(t.twin);  // another queue's event in a wait list: it must be submitted
-      auto b = backend_.Barrier(t.queue, WaitList{&t.last, 1});
+      auto b = backend_.Barrier(t.queue, WaitList{&t.last, 1}, /*want_event=*/false);
       if (!b.ok())
         backend_.Finish(t.twin);  // ordered by waiting for them here instead
       else if (*b)
-        backend_.Release(proto::ObjType::Event, *b);
+        backend_.Release(proto::ObjType::Event, *b);  // none was asked
     }
     if (t.last) backend_.Release(proto::ObjType::Event, t.last);
   }
@@ -90,9 +90,9 @@ Result<BkEvent*> LaunchPipe::Launch(Job& j) {
   if (!t && !j.twin)
     return backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
   if (!t) t = &twins_.emplace_back(Twin{j.queue, j.twin});
-  // To the twin once the launch before it left an event to wait for; back to the queue
-  // behind the twin's last launch (which always has an event).
-  const bool to_twin = j.twin && (t->on_twin || t->last);
+  // To the twin once kTwinAfter launches in a row left events on the queue (the last one to
+  // wait for); back to the queue behind the twin's last launch (which always has an event).
+  const bool to_twin = j.twin && (t->on_twin || (t->last && t->evented >= kTwinAfter));
   BkEvent* wait = nullptr;
   if (to_twin != t->on_twin) {
     wait = t->last;
@@ -105,6 +105,7 @@ Result<BkEvent*> LaunchPipe::Launch(Job& j) {
   if (t->last) backend_.Release(proto::ObjType::Event, t->last);
   t->last = *ev;
   t->on_twin = to_twin;
+  t->evented = *ev ? t->evented + 1 : 0;
   if (to_twin) on_twins_.fetch_add(1, std::memory_order_relaxed);
   return ev;
 }

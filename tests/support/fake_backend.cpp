@@ -554,7 +554,12 @@ Result<BkEvent*> FakeBackend::Launch(BkQueue* q, BkKernel* k, std::span<const Ke
 }
 
 Result<BkEvent*> FakeBackend::Marker(BkQueue* q, WaitList waits) { return Done(q, waits); }
-Result<BkEvent*> FakeBackend::Barrier(BkQueue* q, WaitList waits) { return Done(q, waits); }
+Result<BkEvent*> FakeBackend::Barrier(BkQueue* q, WaitList waits, bool want_event) {
+  auto e = Done(q, waits);
+  if (want_event || !e.ok() || !*e) return e;
+  Release(proto::ObjType::Event, *e);  // the queue still holds it back until it completes
+  return nullptr;
+}
 
 Result<BkEvent*> FakeBackend::Migrate(BkQueue* q, std::span<BkMem* const> mems, uint64_t flags,
                                       WaitList waits) {

@@ -187,7 +187,8 @@ class FakeBackend : public server::Backend {
                                   const server::NDRange& range, server::WaitList waits,
                                   bool want_event = true) override;
   Result<server::BkEvent*> Marker(server::BkQueue* q, server::WaitList waits) override;
-  Result<server::BkEvent*> Barrier(server::BkQueue* q, server::WaitList waits) override;
+  Result<server::BkEvent*> Barrier(server::BkQueue* q, server::WaitList waits,
+                                   bool want_event = true) override;
   Result<server::BkEvent*> Migrate(server::BkQueue* q, std::span<server::BkMem* const> mems,
                                    uint64_t flags, server::WaitList waits) override;
   Status Flush(server::BkQueue* q) override;
