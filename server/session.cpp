@@ -727,7 +727,7 @@ Status Session::CreateQueue(Reader& r) {
   e.parent = ctx_id;
   e.device = dev;
   e.in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
-  e.properties = props;
+  e.may_twin = props == 0 && server_->options().twin_queues;
   static std::atomic<uint64_t> next_serial{1};
   e.serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   Status s = InsertOwned(id, e);

@@ -449,9 +449,8 @@ Result<LaunchPipe*> Session::PipeFor(const Command& c) {
 }
 
 BkQueue* Session::TwinOf(QueueRecord& q) {
-  if (q.twin_tried) return q.twin;
-  q.twin_tried = true;
-  if (!server_->options().twin_queues || q.properties != 0) return nullptr;
+  if (!q.may_twin) return q.twin;
+  q.may_twin = false;  // one try
   auto ctx = Lookup<ContextRecord>(q.parent);
   if (!ctx.ok()) return nullptr;
   auto twin = server_->backend().CreateQueue((*ctx)->handle, q.device, 0);

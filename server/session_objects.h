@@ -48,11 +48,11 @@ struct QueueRecord : RecordOf<proto::ObjType::Queue, BkQueue> {
   // live as long as the session, and this saves two lookups on every launch under `fair`.
   BkQueue* exec_queue = nullptr;
   BkQueue* ctl_queue = nullptr;
-  // The application's properties, and its twin without profiling (LaunchPipe, "Twins"), made
-  // by Session::TwinOf at the first launch that could go there, released with the queue.
-  uint64_t properties = 0;
+  // Its twin without profiling (LaunchPipe, "Twins"), made by Session::TwinOf at the first
+  // launch that could go there, released with the queue. `may_twin`: one is yet to be tried
+  // (set at creation for a queue made without properties, with --twin-queues on).
   BkQueue* twin = nullptr;
-  bool twin_tried = false;
+  bool may_twin = false;
 };
 
 // Buffers, sub-buffers and images.

@@ -26,8 +26,7 @@ void WaitUntil(const Done& done) {
 LaunchPipe::LaunchPipe(Backend& backend) : backend_(backend), thread_([this] { Run(); }) {}
 
 LaunchPipe::~LaunchPipe() {
-  const uint64_t target = pushed_.load(std::memory_order_relaxed);
-  WaitUntil([&] { return done_.load(std::memory_order_acquire) >= target; });
+  Drain();
   try {
     Settle();  // the session has waited already, as a rule: nothing is left to settle
   } catch (...) {  // NOLINT(bugprone-empty-catch): only an allocation could throw, at exit
@@ -60,9 +59,13 @@ void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> a
   }
 }
 
-void LaunchPipe::Wait() {
+void LaunchPipe::Drain() {
   const uint64_t target = pushed_.load(std::memory_order_relaxed);
   WaitUntil([&] { return done_.load(std::memory_order_acquire) >= target; });
+}
+
+void LaunchPipe::Wait() {
+  Drain();
   Settle();
 }
 
@@ -71,11 +74,8 @@ void LaunchPipe::Settle() {
   for (Twin& t : twins_) {
     if (t.on_twin) {
       backend_.Flush(t.twin);  // another queue's event in a wait list: it must be submitted
-      auto b = backend_.Barrier(t.queue, WaitList{&t.last, 1}, /*want_event=*/false);
-      if (!b.ok())
+      if (!backend_.Barrier(t.queue, WaitList{&t.last, 1}, /*want_event=*/false).ok())
         backend_.Finish(t.twin);  // ordered by waiting for them here instead
-      else if (*b)
-        backend_.Release(proto::ObjType::Event, *b);  // none was asked
     }
     if (t.last) backend_.Release(proto::ObjType::Event, t.last);
   }

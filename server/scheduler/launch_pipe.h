@@ -102,6 +102,8 @@ class LaunchPipe {
     uint32_t evented = 0;      // launches in a row with an event, the last one included
   };
   void Run();
+  // Returns once every pushed launch has been handed to the driver.
+  void Drain();
   // Orders each queue behind its twin's launches and forgets where they stand (Wait).
   void Settle();
   // Launches j on its queue or its twin; the launch's event, if it asked for one.
@@ -114,7 +116,7 @@ class LaunchPipe {
   std::atomic<bool> sleeping_{false};  // the pipe's thread waits on cv_
   std::atomic<bool> failed_{false};    // failure_ holds a status not yet taken
   std::atomic<uint64_t> on_twins_{0};  // written by the pipe's thread
-  std::vector<Twin> twins_;            // queues whose launches went on a twin since the last Wait
+  std::vector<Twin> twins_;            // queues with a twin that had launches since the last Wait
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // GUARDED_BY(mu_)

@@ -504,7 +504,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
           else
             backend_->Release(proto::ObjType::Event, *launched);
         },
-        harvest || !req.piped_event ? nullptr : req.twin);
+        harvest ? nullptr : req.twin);  // only the application reads it: unprofiled
     if (req.want_event) return LaunchResult{nullptr, nullptr, true};
   } else {
     if (req.pipe) req.pipe->Wait();
