@@ -11,6 +11,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <deque>
 #include <vector>
 
 namespace {
@@ -707,6 +708,71 @@ void Api::BurstWithEvents(cl_command_queue q, bool keep_most) {
 }
 
 TEST_F(Api, BurstsOfLaunchesWithEventsRunInOrder) { BurstWithEvents(q_, false); }
+
+// A closed loop as a best-effort tenant runs one (the sharing benchmark's): each launch asks
+// for an event and is flushed, then the loop waits for the launch `depth` before it; now and
+// then for the one just made. After a burst has started rgpud's launch thread, rgpud answers
+// such a wait while the thread still hands the driver the newer launch (LaunchPipe::Flush),
+// and under fair a launch held and put on the device at once goes through that thread
+// (at_once_launch_thread_api_fair). The launches still run in order, each waited event is
+// complete, and so is everything at the end.
+TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
+  cl_program p = Build(kChainKernels);
+  cl_kernel step = Kernel(p, "chain");
+  ASSERT_TRUE(step);
+  cl_uint zero = 0;
+  cl_mem a = Buffer(4, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &zero);
+  ASSERT_EQ(clSetKernelArg(step, 0, sizeof(cl_mem), &a), CL_SUCCESS);
+  size_t one = 1;
+  cl_uint want = 0;
+  cl_uint i = 0;
+  auto launch = [&](cl_event* e) {
+    ASSERT_EQ(clSetKernelArg(step, 1, sizeof(cl_uint), &i), CL_SUCCESS);
+    ASSERT_EQ(clEnqueueNDRangeKernel(q_, step, 1, nullptr, &one, nullptr, 0, nullptr, e),
+              CL_SUCCESS);
+    want = want * 31u + i++;
+  };
+  for (size_t depth : {2, 3}) {
+    for (int b = 0; b < 16; ++b) launch(nullptr);  // a burst: the launch thread starts
+    std::deque<cl_event> in_flight;
+    for (int n = 0; n < 1500; ++n) {
+      cl_event e = nullptr;
+      launch(&e);
+      ASSERT_NE(e, nullptr);
+      ASSERT_EQ(clFlush(q_), CL_SUCCESS);
+      in_flight.push_back(e);
+      // Mostly the oldest, whose launch the launch thread has long made; every 101st the
+      // newest, which it may still be making.
+      const bool newest = n % 101 == 100;
+      while (in_flight.size() >= depth || (newest && !in_flight.empty())) {
+        cl_event w = newest ? in_flight.back() : in_flight.front();
+        ASSERT_EQ(clWaitForEvents(1, &w), CL_SUCCESS);
+        cl_int status = -1;
+        ASSERT_EQ(clGetEventInfo(w, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                                 nullptr),
+                  CL_SUCCESS);
+        EXPECT_EQ(status, CL_COMPLETE);
+        if (newest) {  // everything before it is complete too (in order)
+          for (cl_event x : in_flight) clReleaseEvent(x);
+          in_flight.clear();
+          break;
+        }
+        clReleaseEvent(w);
+        in_flight.pop_front();
+      }
+    }
+    for (cl_event x : in_flight) {
+      ASSERT_EQ(clWaitForEvents(1, &x), CL_SUCCESS);
+      clReleaseEvent(x);
+    }
+    cl_uint got = 0;
+    ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_TRUE, 0, 4, &got, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(got, want) << "depth " << depth;
+  }
+  clReleaseMemObject(a);
+  clReleaseKernel(step);
+  clReleaseProgram(p);
+}
 
 // The same with most events kept, on a queue without profiling: rgpud puts those launches on
 // a twin of the queue without profiling (server/scheduler/launch_pipe.h, "Twins") and the
