@@ -255,8 +255,13 @@ void Session::Serve() {
     // and a wait for events end a burst and wait only for what they need (Flush, WaitEvents).
     if (s.ok()) {
       const auto op = static_cast<Op>(h.op);
+      if (op == Op::WaitEvents) {
+        loop_waits_ = launched_since_wait_ ? loop_waits_ + 1 : 0;
+        launched_since_wait_ = false;
+      }
       if (op == Op::NDRangeKernel) {
         ++launch_run_;
+        launched_since_wait_ = true;
       } else if (op != Op::SetKernelArg && op != Op::Heartbeat && op != Op::Release) {
         launch_run_ = 0;
         const bool own_wait =

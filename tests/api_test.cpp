@@ -711,11 +711,11 @@ TEST_F(Api, BurstsOfLaunchesWithEventsRunInOrder) { BurstWithEvents(q_, false); 
 
 // A closed loop as a best-effort tenant runs one (the sharing benchmark's): each launch asks
 // for an event and is flushed, then the loop waits for the launch `depth` before it; now and
-// then for the one just made. After a burst has started rgpud's launch thread, rgpud answers
-// such a wait while the thread still hands the driver the newer launch (LaunchPipe::Flush),
-// and under fair a launch held and put on the device at once goes through that thread
-// (at_once_launch_thread_api_fair). The launches still run in order, each waited event is
-// complete, and so is everything at the end.
+// then for the one just made. Such a loop starts rgpud's launch thread as a burst does
+// (launch_thread_closed_loop_unix); rgpud answers its waits while the thread still hands the
+// driver the newer launch (LaunchPipe::Flush), and under fair a launch held and put on the
+// device at once goes through that thread (at_once_launch_thread_api_fair). The launches still run
+// in order, each waited event is complete, and so is everything at the end.
 TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
   cl_program p = Build(kChainKernels);
   cl_kernel step = Kernel(p, "chain");
@@ -733,7 +733,6 @@ TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
     want = want * 31u + i++;
   };
   for (size_t depth : {2, 3}) {
-    for (int b = 0; b < 16; ++b) launch(nullptr);  // a burst: the launch thread starts
     std::deque<cl_event> in_flight;
     for (int n = 0; n < 1500; ++n) {
       cl_event e = nullptr;

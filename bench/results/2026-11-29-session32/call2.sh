@@ -4,6 +4,8 @@
 # build with --pipe-loops=0 (as 840d1de): the `tiny` BE tenant alone and beside the LC
 # arrival processes, under fair+shared and fair; on and off alternate (two passes each under
 # fair+shared); native solo runs once. 2.5 s runs.
+# As it came out (README): no BE session ever started a launch thread (3 warm-up launches, then
+# launch, flush, wait), so on and off ran the same code: the spread between the passes is noise.
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
 W=/tmp/c2 && rm -rf $W && mkdir -p $W
