@@ -8,10 +8,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <numeric>
 #include <string>
 #include <thread>
-#include <deque>
 #include <vector>
 
 namespace {
@@ -711,11 +711,9 @@ TEST_F(Api, BurstsOfLaunchesWithEventsRunInOrder) { BurstWithEvents(q_, false); 
 
 // A closed loop as a best-effort tenant runs one (the sharing benchmark's): each launch asks
 // for an event and is flushed, then the loop waits for the launch `depth` before it; now and
-// then for the one just made. Such a loop starts rgpud's launch thread as a burst does
-// (launch_thread_closed_loop_unix); rgpud answers its waits while the thread still hands the
-// driver the newer launch (LaunchPipe::Flush), and under fair a launch held and put on the
-// device at once goes through that thread (at_once_launch_thread_api_fair). The launches still run
-// in order, each waited event is complete, and so is everything at the end.
+// then for the one just made. Under fair with a second tenant about, its launches are held
+// and go on the device at once or behind gates. The launches run in order, each waited event
+// is complete, and so is everything at the end.
 TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
   cl_program p = Build(kChainKernels);
   cl_kernel step = Kernel(p, "chain");
