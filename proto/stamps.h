@@ -47,6 +47,15 @@ enum class Point : uint32_t {
   kSubmitted = 18,     // the scheduler returned (the driver's enqueue, for a direct launch)
   kReadIssued = 19,    // a read handed to the driver (arg: 1 when waited for inline)
   kWaitDone = 22,      // a wait for events done inline returned from the driver
+  // rgpud's scheduler, in a held launch that goes on the device at once (Scheduler::Hold,
+  // LaunchAtOnce; the argument is 0): where the step from kSubmit to kSubmitted goes.
+  kHoldEntered = 26,     // Hold entered (Submit's own work before it)
+  kHoldPlanned = 27,     // planned, the launch before it found; next: TakeAtOnce
+  kAtOnceTaken = 28,     // TakeAtOnce said yes
+  kAtOnceNamed = 29,     // what it names retained (KeepNamed)
+  kAtOnceEnqueued = 30,  // the driver's enqueue returned
+  kAtOnceFlushed = 31,   // the driver's flush returned
+  kAtOnceWatched = 32,   // counted as launched, handed to the completion watcher
 };
 
 class Log {

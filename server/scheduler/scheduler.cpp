@@ -10,6 +10,7 @@
 #include <random>
 
 #include "proto/cpu_relax.h"
+#include "proto/stamps.h"
 
 namespace rgpu::server {
 namespace {
@@ -720,6 +721,7 @@ Result<LaunchResult> Scheduler::SplitInPlace(LaunchRequest& req, size_t n) {
 Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   // Whether it may follow the held launch before it on its queue (SchedulerOptions::chain_held):
   // its wait list, if any, must name only that launch's event (checked below).
+  stamps::Mark(stamps::Point::kHoldEntered);
   const bool chainable = options_.chain_held && req.queue_in_order && req.queue_serial != 0;
   auto h = std::make_shared<Held>();
   h->req = std::move(req);
@@ -762,6 +764,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     // The dispatcher would put it on the device the moment it is queued: it goes from here.
     uint64_t seq = 0;
     bool now;
+    stamps::Mark(stamps::Point::kHoldPlanned);
     {
       std::lock_guard lk(mu_);
       if (chainable && behind && !behind->cancelled) h->behind = behind;
@@ -874,12 +877,15 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
 Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
                                              const std::vector<BkEvent*>& waited, uint64_t seq,
                                              bool chainable) {
+  stamps::Mark(stamps::Point::kAtOnceTaken);
   KeepNamed(*h);
   std::vector<KernelArgValue> args = h->req.args;
   if (h->req.slice_info) AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
+  stamps::Mark(stamps::Point::kAtOnceNamed);
   // On its in-order queue it follows what is before it; what it waits for is complete, or
   // the launch before it.
   auto kernel = backend_->Launch(h->req.queue, h->req.kernel, args, h->req.range, waited, true);
+  stamps::Mark(stamps::Point::kAtOnceEnqueued);
   if (!kernel.ok()) {
     {
       std::lock_guard lk(mu_);
@@ -892,6 +898,7 @@ Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
   h->app_event = *kernel;                                 // the application's reference
   backend_->Retain(proto::ObjType::Event, h->app_event);  // compared with later wait lists
   backend_->Flush(h->req.queue);
+  stamps::Mark(stamps::Point::kAtOnceFlushed);
   {
     std::lock_guard lk(mu_);
     backend_->Retain(proto::ObjType::Event, *kernel);  // slice_events_'s
@@ -900,6 +907,7 @@ Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
   }
   backend_->OnComplete(
       *kernel, [this, h, seq, e = *kernel](int32_t st) { SliceDone(h, 1, seq, st, e); }, h->watch);
+  stamps::Mark(stamps::Point::kAtOnceWatched);
   return LaunchResult{h->app_event, nullptr};
 }
 
