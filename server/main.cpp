@@ -260,6 +260,11 @@ int main(int argc, char** argv) try {
                  "fair: such a launch that the dispatcher would take the moment it is queued "
                  "goes on the device from the submitting thread, without a gate (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--pipe-loops", opt.sched.pipe_loops,
+                 "closed loops of launches (launch, flush, wait for an earlier one) use the "
+                 "session's launch thread: flushes and waits do not wait for its launches, "
+                 "and held launches that go at once go through it (1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

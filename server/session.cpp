@@ -251,14 +251,22 @@ void Session::Serve() {
     }
     // Every frame but a launch waits for the launch thread's launches (PipeFor); setting an
     // argument (kept here until a launch) and a heartbeat neither wait nor end a burst, nor
-    // does releasing an event (Release decides, once it knows what is released).
+    // does releasing an event (Release decides, once it knows what is released). A flush
+    // and a wait for events end a burst and wait only for what they need (Flush, WaitEvents).
     if (s.ok()) {
       const auto op = static_cast<Op>(h.op);
+      if (op == Op::WaitEvents) {
+        loop_waits_ = launched_since_wait_ ? loop_waits_ + 1 : 0;
+        launched_since_wait_ = false;
+      }
       if (op == Op::NDRangeKernel) {
         ++launch_run_;
+        launched_since_wait_ = true;
       } else if (op != Op::SetKernelArg && op != Op::Heartbeat && op != Op::Release) {
         launch_run_ = 0;
-        if (pipe_) s = WaitLaunches();
+        const bool own_wait =
+            (op == Op::Flush || op == Op::WaitEvents) && server_->sched_options().pipe_loops;
+        if (pipe_ && !own_wait) s = WaitLaunches();
       }
     }
     if (s.ok() && h.op == static_cast<uint16_t>(Op::PutData) && hello_done_ && h.flags == 0) {
@@ -1321,7 +1329,13 @@ Status Session::Flush(Reader& r) {
   if (!proto::FlushRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Flush");
   auto q = Lookup<QueueRecord>(req.queue);
-  if (q.ok()) server_->backend().Flush((*q)->handle);
+  if (!q.ok()) return Status::Ok();
+  if (pipe_ && server_->sched_options().pipe_loops) {
+    // After the launch thread's launches, without waiting for them (LaunchPipe::Flush).
+    pipe_->Flush((*q)->handle, (*q)->twin);
+    return Status::Ok();
+  }
+  server_->backend().Flush((*q)->handle);
   return Status::Ok();
 }
 
@@ -1361,9 +1375,20 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   proto::WaitEventsRequest req;
   if (!proto::WaitEventsRequest::Decode(r, &req) || !r.done() || h.tag == 0)
     return Status::Protocol("malformed WaitEvents");
+  // Events of launches the launch thread has made enter the table now; only a wait for one
+  // it has not made yet waits for it (Serve does not): a closed loop's wait for its earlier
+  // launch is answered while the thread hands the driver the launch just sent.
+  if (pipe_ && !piped_.empty())
+    if (Status s = ResolvePipedEvents(false); !s.ok()) return s;
+  if (pipe_ && server_->sched_options().pipe_loops)
+    pipe_->Nudge();  // a closed loop's next launch finds the thread awake
   std::vector<BkEvent*> evs;
   for (uint64_t id : req.events) {
     auto e = Lookup<EventRecord>(id);
+    if (!e.ok() && !piped_.empty()) {
+      if (Status s = WaitLaunches(); !s.ok()) return s;
+      e = Lookup<EventRecord>(id);
+    }
     if (!e.ok()) return Reply(h, e.status()), Status::Ok();
     evs.push_back((*e)->handle);
   }

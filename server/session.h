@@ -368,6 +368,11 @@ class Session {
   // Launch frames in a row, up to this one (Serve), and the thread that enqueues them once a
   // burst is on (PipeFor).
   int launch_run_ = 0;
+  // Waits for events in a row, each after a launch (a closed loop: launch, flush, wait for an
+  // earlier launch); with SchedulerOptions::pipe_loops, kBurst of them start the launch
+  // thread as a burst does (PipeFor).
+  int loop_waits_ = 0;
+  bool launched_since_wait_ = false;
   std::unique_ptr<LaunchPipe> pipe_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.

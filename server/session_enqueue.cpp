@@ -440,7 +440,10 @@ Result<LaunchPipe*> Session::PipeFor(const Command& c) {
   // the read would wait for the thread's wake-up.
   constexpr int kBurst = 8;
   const bool pipeable = server_->options().launch_thread && c.waits.empty();
-  if (pipeable && !pipe_ && launch_run_ >= kBurst)
+  // So does a closed loop (launch, flush, wait for an earlier launch), whose waits wake it
+  // for the next launch (WaitEvents) and are answered while it makes the newest.
+  const bool loop = server_->sched_options().pipe_loops && loop_waits_ >= kBurst;
+  if (pipeable && !pipe_ && (launch_run_ >= kBurst || loop))
     pipe_ = std::make_unique<LaunchPipe>(server_->backend());
   if (!pipe_) return nullptr;
   if (pipeable && (launch_run_ >= kBurst || pipe_->Awake())) return pipe_.get();

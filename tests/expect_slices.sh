@@ -4,12 +4,12 @@
 # held launch on the device behind the one before it on its queue before that one had ended
 # (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
-# submitting thread (EXPECT=at_once), or handed launches of a burst to a session's launch
-# thread (EXPECT=launch_thread), launches with the application's events among them
-# (EXPECT=launch_thread_events), some of them on a queue's unprofiled twin
-# (EXPECT=launch_thread_twins), or had launches whose released events never reached it
-# (EXPECT=few_launch_events, with EVENTS_AT_MOST); EXPECT may name several, space-separated. A test whose
-# launches all ran whole would prove nothing.
+# submitting thread (EXPECT=at_once) or from a session's launch thread (EXPECT=at_once_piped),
+# or handed launches of a burst to a session's launch thread (EXPECT=launch_thread), launches
+# with the application's events among them (EXPECT=launch_thread_events), some of them on a
+# queue's unprofiled twin (EXPECT=launch_thread_twins), or had launches whose released events
+# never reached it (EXPECT=few_launch_events, with EVENTS_AT_MOST); EXPECT may name several,
+# space-separated. A test whose launches all ran whole would prove nothing.
 set -u
 "$@"
 rc=$?
@@ -49,7 +49,8 @@ for want in ${EXPECT:-slices}; do
     chained) pattern="[1-9][0-9]* chained" ;;
     gated) pattern="[1-9][0-9]* gated" ;;
     gated_first) pattern="\([1-9][0-9]* first on their queue" ;;
-    at_once) pattern="[1-9][0-9]* at once\)" ;;
+    at_once) pattern="[1-9][0-9]* at once," ;;
+    at_once_piped) pattern="[1-9][0-9]* of them through launch threads\)" ;;
     *) echo "unknown EXPECT: $want"; exit 2 ;;
   esac
   if ! grep -E "scheduling \(.*$pattern" "$RGPUD_LOG" >/dev/null; then

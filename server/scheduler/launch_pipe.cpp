@@ -1,5 +1,6 @@
 #include "server/scheduler/launch_pipe.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "proto/cpu_relax.h"
@@ -66,7 +67,41 @@ void LaunchPipe::Drain() {
 
 void LaunchPipe::Wait() {
   Drain();
+  FlushWanted();
   Settle();
+}
+
+void LaunchPipe::Flush(BkQueue* q, BkQueue* twin) {
+  {
+    std::lock_guard lk(mu_);
+    for (BkQueue* x : {q, twin})
+      if (x && std::find(flush_.begin(), flush_.end(), x) == flush_.end()) flush_.push_back(x);
+  }
+  // seq_cst with the thread's store of done_ and its load of flush_wanted_ (Run): either
+  // this sees launches still pending, and the thread sees the wish once it has drained, or
+  // this sees them all handed over and flushes itself. Both may flush: harmless.
+  flush_wanted_.store(true, std::memory_order_seq_cst);
+  if (done_.load(std::memory_order_seq_cst) < pushed_.load(std::memory_order_relaxed)) return;
+  FlushWanted();
+}
+
+void LaunchPipe::Nudge() {
+  if (!sleeping_.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard lk(mu_);
+    nudged_ = true;
+  }
+  cv_.notify_one();
+}
+
+void LaunchPipe::FlushWanted() {
+  if (!flush_wanted_.exchange(false, std::memory_order_seq_cst)) return;
+  std::vector<BkQueue*> queues;
+  {
+    std::lock_guard lk(mu_);
+    queues.swap(flush_);
+  }
+  for (BkQueue* q : queues) backend_.Flush(q);
 }
 
 void LaunchPipe::Settle() {
@@ -142,7 +177,10 @@ void LaunchPipe::Run() {
       } else if (*ev) {
         backend_.Release(proto::ObjType::Event, *ev);  // none was asked; never expected
       }
-      done_.store(++next, std::memory_order_release);
+      done_.store(++next, std::memory_order_seq_cst);
+      if (pushed_.load(std::memory_order_seq_cst) == next &&
+          flush_wanted_.load(std::memory_order_seq_cst))
+        FlushWanted();  // drained: the flushes asked for meanwhile (Flush)
       idle_since = Clock::now();
       continue;
     }
@@ -152,7 +190,9 @@ void LaunchPipe::Run() {
     }
     std::unique_lock lk(mu_);
     sleeping_.store(true, std::memory_order_seq_cst);
-    cv_.wait(lk, [&] { return stop_ || pushed_.load(std::memory_order_seq_cst) > next; });
+    cv_.wait(lk,
+             [&] { return stop_ || nudged_ || pushed_.load(std::memory_order_seq_cst) > next; });
+    nudged_ = false;
     sleeping_.store(false, std::memory_order_release);
     if (stop_ && pushed_.load(std::memory_order_acquire) == next) return;
     idle_since = Clock::now();

@@ -23,9 +23,9 @@
 // that goes back on the queue waits for the twin's last. Wait() then puts a barrier on each queue
 // behind its twin's last launch, so whatever is enqueued on the queue next comes after them.
 //
-// Threading: Push, Wait, Awake, Pushed and TakeFailure are called by the owning session thread
-// only; the pipe's own thread calls the backend's Launch, each launch's `then`, and Fail from
-// there. The backend is thread-safe.
+// Threading: Push, Wait, Flush, Nudge, Awake, Pushed and TakeFailure are called by the owning
+// session thread only; the pipe's own thread calls the backend's Launch, each launch's `then`, and
+// Fail from there. The backend is thread-safe.
 #pragma once
 
 #include <array>
@@ -62,9 +62,18 @@ class LaunchPipe {
   // Returns once every pushed launch has been handed to the driver (spins: they take
   // microseconds each), each queue ordered behind its twin's launches.
   void Wait();
+  // clFlush of q (and its twin, if any) after the launches pushed so far, without waiting
+  // for them: the pipe's thread flushes once it has handed them to the driver, or, when it
+  // has already, the calling thread flushes now. A closed loop that launches, flushes and
+  // waits for an earlier launch (the matrix's BE tenants) then gets its answer while the
+  // driver still takes the new launch, not after.
+  void Flush(BkQueue* q, BkQueue* twin);
   // The thread is not asleep: a launch pushed now costs no wake-up before it reaches the
   // driver. It spins for kIdleSpinUs after its last launch before it sleeps.
   bool Awake() const { return !sleeping_.load(std::memory_order_acquire); }
+  // Wakes the thread to spin for kIdleSpinUs, as after a launch: a launch expected soon (a
+  // closed loop's next, after its wait) then finds it awake (Session::PipeFor).
+  void Nudge();
   // Launches pushed so far, and handed to the driver so far (their `then` has run).
   uint64_t Pushed() const { return pushed_.load(std::memory_order_relaxed); }
   uint64_t Done() const { return done_.load(std::memory_order_acquire); }
@@ -104,6 +113,8 @@ class LaunchPipe {
   void Run();
   // Returns once every pushed launch has been handed to the driver.
   void Drain();
+  // Flushes the queues Flush asked for, if any are wanted (either thread).
+  void FlushWanted();
   // Orders each queue behind its twin's launches and forgets where they stand (Wait).
   void Settle();
   // Launches j on its queue or its twin; the launch's event, if it asked for one.
@@ -116,11 +127,14 @@ class LaunchPipe {
   std::atomic<bool> sleeping_{false};  // the pipe's thread waits on cv_
   std::atomic<bool> failed_{false};    // failure_ holds a status not yet taken
   std::atomic<uint64_t> on_twins_{0};  // written by the pipe's thread
+  std::atomic<bool> flush_wanted_{false};  // flush_ holds queues to flush after the launches
   std::vector<Twin> twins_;            // queues with a twin that had launches since the last Wait
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // GUARDED_BY(mu_)
+  bool nudged_ = false;  // GUARDED_BY(mu_)
   Status failure_;     // GUARDED_BY(mu_)
+  std::vector<BkQueue*> flush_;  // GUARDED_BY(mu_)
   std::thread thread_;
 };
 

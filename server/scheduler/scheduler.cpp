@@ -116,9 +116,9 @@ std::string UsageLine(const SchedUsage& u) {
   return fmt::format(
       "{} launches, {} slices, {} runs ({} preempted), {} run whole, {:.3f} ms device time, {} "
       "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
-      "first on their queue, {} at once)",
+      "first on their queue, {} at once, {} of them through launch threads)",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
-      u.overruns, u.chained, u.gated, u.gated_first, u.at_once);
+      u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped);
 }
 
 }  // namespace
@@ -339,8 +339,10 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       }
     }
   }
-  // Held and sliced launches go on the device from this thread, after the pipe's.
-  if (req.pipe && (drain || hold || slices > 1)) {
+  // Sliced launches go on the device from this thread, after the pipe's; so do held ones,
+  // but for one that goes at once (Hold decides).
+  if (req.pipe &&
+      (drain || slices > 1 || (hold && (!options_.gate_at_once || !options_.pipe_loops)))) {
     req.pipe->Wait();
     req.pipe = nullptr;
   }
@@ -725,6 +727,16 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   const bool chainable = options_.chain_held && req.queue_in_order && req.queue_serial != 0;
   auto h = std::make_shared<Held>();
   h->req = std::move(req);
+  // The session's launch thread, during a burst: a launch that goes at once goes through it
+  // (LaunchAtOnce); anything else here waits for its launches first. Not kept in the held
+  // launch, which may outlive the session.
+  LaunchPipe* pipe = std::exchange(h->req.pipe, nullptr);
+  std::shared_ptr<PipedEvent> slot = std::move(h->req.piped_event);
+  h->req.twin = nullptr;
+  auto drain_pipe = [&] {
+    if (pipe) pipe->Wait();
+    pipe = nullptr;
+  };
   std::vector<BkEvent*> waited;  // the start marker waits for them; the held launch does not
   waited.swap(h->req.waits);
   h->tenant = h->req.tenant_key;  // Submit set it
@@ -771,8 +783,12 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
       now = TakeAtOnce(h, &seq);
       if (!now) h->behind.reset();
     }
-    if (now) return LaunchAtOnce(h, waited, seq, chainable);
+    if (now) {
+      if (!waited.empty()) drain_pipe();  // (a launch with a wait list never has a pipe)
+      return LaunchAtOnce(h, waited, seq, chainable, pipe, std::move(slot));
+    }
   }
+  drain_pipe();
   auto gate = backend_->CreateUserEvent(h->req.context);
   if (!gate.ok()) return unplan(), gate.status();
   h->gate = *gate;
@@ -852,6 +868,20 @@ void Scheduler::KeepNamed(const Held& h) {
   }
 }
 
+bool Scheduler::TakesAtOnce(const TenantState* pick, const Held& h, bool lc_active) const {
+  if (DeviceTakes(pick, h, lc_active)) return true;
+  // A closed loop's next launch comes as soon as the application has seen its oldest one
+  // end, often before the completion watcher has: slices of this tenant that the device has
+  // ended do not count (SchedulerOptions::pipe_loops; a status query each).
+  if (!options_.pipe_loops || h.preemptible || on_device_ != pick || overran_ > 0) return false;
+  const int depth = lc_active ? SliceDepthBesideLc(h) : kHeldDepth;
+  int ended = 0;
+  for (const auto& s : slice_events_)
+    if (s.held && s.held->tenant == h.tenant && backend_->EventStatus(s.event) == CL_COMPLETE)
+      ++ended;
+  return device_in_flight_ - ended < depth;
+}
+
 bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   TenantState& st = StateFor(h->req);
   cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
@@ -862,7 +892,7 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   st.queue.push_back(h);
   const auto now = Now();
   const LcState lc = LatencyCriticalState(now);
-  if (PickTenant(lc, now) != &st || Candidate(st) != h || !DeviceTakes(&st, *h, lc.active)) {
+  if (PickTenant(lc, now) != &st || Candidate(st) != h || !TakesAtOnce(&st, *h, lc.active)) {
     st.queue.pop_back();
     h->ready = false;
     return false;
@@ -876,12 +906,58 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
 
 Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
                                              const std::vector<BkEvent*>& waited, uint64_t seq,
-                                             bool chainable) {
+                                             bool chainable, LaunchPipe* pipe,
+                                             std::shared_ptr<PipedEvent> slot) {
   stamps::Mark(stamps::Point::kAtOnceTaken);
   KeepNamed(*h);
   std::vector<KernelArgValue> args = h->req.args;
   if (h->req.slice_info) AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
   stamps::Mark(stamps::Point::kAtOnceNamed);
+  if (pipe) {
+    // Through the session's launch thread, behind its launches (on the profiling queue: the
+    // accounting reads this slice's times), so that the session answers the frames after it
+    // while the driver takes it. Counted on the device meanwhile (launching_).
+    const bool want_event = static_cast<bool>(slot);
+    pipe->Push(h->req.queue, h->req.kernel, args, h->req.range,
+               [this, h, seq, pipe, slot = std::move(slot)](Result<BkEvent*> launched) {
+                 if (!launched.ok()) {
+                   {
+                     std::lock_guard lk(mu_);
+                     Launched(h.get(), nullptr);
+                   }
+                   const int32_t code = launched.status().code() < 0 ? launched.status().code()
+                                                                     : CL_OUT_OF_RESOURCES;
+                   SliceDone(h, 1, seq, code, nullptr);  // off the device; dropped
+                   if (slot)
+                     slot->event = launched.status();  // the session reports it
+                   else
+                     pipe->Fail(launched.status());
+                   return;
+                 }
+                 BkEvent* ev = *launched;                      // the application's reference
+                 backend_->Retain(proto::ObjType::Event, ev);  // compared with later wait lists
+                 backend_->Retain(proto::ObjType::Event, ev);  // slice_events_'s
+                 backend_->Flush(h->req.queue);
+                 {
+                   std::lock_guard lk(mu_);
+                   h->app_event = ev;
+                   Launched(h.get(), ev);
+                 }
+                 backend_->OnComplete(
+                     ev, [this, h, seq, ev](int32_t st) { SliceDone(h, 1, seq, st, ev); },
+                     h->watch);
+                 if (slot)
+                   slot->event = ev;
+                 else
+                   backend_->Release(proto::ObjType::Event, ev);
+               });
+    {
+      std::lock_guard lk(mu_);
+      if (chainable) last_held_[h->req.queue_serial] = h;
+      StateFor(h->req).usage.at_once_piped++;
+    }
+    return LaunchResult{nullptr, nullptr, want_event};
+  }
   // On its in-order queue it follows what is before it; what it waits for is complete, or
   // the launch before it.
   auto kernel = backend_->Launch(h->req.queue, h->req.kernel, args, h->req.range, waited, true);

@@ -153,6 +153,13 @@ struct SchedulerOptions {
   // the kernel may start. On since session 27 (docs/scheduling.md, "Session 27": the whole
   // matrix with and without it in one run).
   bool gate_at_once = true;
+  // Closed loops of launches (launch, flush, wait for an earlier launch: a best-effort tenant
+  // with launches in flight) use the session's launch thread (LaunchPipe): a flush and a wait
+  // for events made already do not wait for its launches, a wait wakes it for the next
+  // launch, and a held launch that goes at once (gate_at_once) goes through it, its tenant's
+  // slices that ended on the device not counted against it (TakesAtOnce). Off: such frames
+  // wait for the thread, and held launches go from the session's thread (session 31).
+  bool pipe_loops = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -270,6 +277,8 @@ struct SchedUsage {
   // Of the gated ones, those the submitting thread put on the device at once, without a gate
   // (SchedulerOptions::gate_at_once).
   uint64_t at_once = 0;
+  // Of those, the ones a session's launch thread put there (LaunchPipe).
+  uint64_t at_once_piped = 0;
 };
 
 class Scheduler {
@@ -496,13 +505,19 @@ class Scheduler {
   // Whether the dispatcher would put `h` (a gated launch of one slice, not queued yet) on the
   // device now; if so, it is queued and counted there as the dispatcher would (requires mu_).
   bool TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq);
+  // DeviceTakes for such a launch, not counting its tenant's slices that have ended on the
+  // device but are not reported yet (requires mu_).
+  bool TakesAtOnce(const TenantState* pick, const Held& h, bool lc_active) const;
   // Retains the kernel and the memory objects and samplers a held launch names.
   void KeepNamed(const Held& h);
   // Puts a launch TakeAtOnce took on the device: its kernel on the application's queue,
-  // watched as a slice (`waited`: its wait list; `seq`: its ledger number).
+  // watched as a slice (`waited`: its wait list; `seq`: its ledger number). With `pipe` (the
+  // session's launch thread; `waited` is empty then) it goes through the pipe, and the
+  // application's event, if asked for, comes through `slot`.
   Result<LaunchResult> LaunchAtOnce(const std::shared_ptr<Held>& h,
                                     const std::vector<BkEvent*>& waited, uint64_t seq,
-                                    bool chainable);
+                                    bool chainable, LaunchPipe* pipe,
+                                    std::shared_ptr<PipedEvent> slot);
   // Held launches whose work overran its turn and is still on the device (ReleaseOverrun).
   int overran_ = 0;  // GUARDED_BY(mu_)
   // When held work last went on the device or came off it (ReleaseOverrun).
