@@ -775,16 +775,19 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   if (h->gated && options_.gate_at_once) {
     // The dispatcher would put it on the device the moment it is queued: it goes from here.
     uint64_t seq = 0;
-    bool now;
+    bool now, elsewhere = false;
     stamps::Mark(stamps::Point::kHoldPlanned);
     {
       std::lock_guard lk(mu_);
       if (chainable && behind && !behind->cancelled) h->behind = behind;
       now = TakeAtOnce(h, &seq);
       if (!now) h->behind.reset();
+      elsewhere = now && pipe && LcElsewhere(h->req.context, Now());
     }
     if (now) {
-      if (!waited.empty()) drain_pipe();  // (a launch with a wait list never has a pipe)
+      // Through the launch thread (pipe_loops) unless a latency-critical tenant is active in
+      // another context (LcElsewhere), or it has a wait list (then it never has a pipe).
+      if (elsewhere || !waited.empty()) drain_pipe();
       return LaunchAtOnce(h, waited, seq, chainable, pipe, std::move(slot));
     }
   }
@@ -873,7 +876,9 @@ bool Scheduler::TakesAtOnce(const TenantState* pick, const Held& h, bool lc_acti
   // A closed loop's next launch comes as soon as the application has seen its oldest one
   // end, often before the completion watcher has: slices of this tenant that the device has
   // ended do not count (SchedulerOptions::pipe_loops; a status query each).
-  if (!options_.pipe_loops || h.preemptible || on_device_ != pick || overran_ > 0) return false;
+  if (!options_.pipe_loops || h.preemptible || on_device_ != pick || overran_ > 0 ||
+      LcElsewhere(h.req.context, Now()))
+    return false;
   const int depth = lc_active ? SliceDepthBesideLc(h) : kHeldDepth;
   int ended = 0;
   for (const auto& s : slice_events_)
@@ -1258,6 +1263,10 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
 void Scheduler::Wake() {
   wakes_.fetch_add(1, std::memory_order_release);
   cv_.notify_all();
+}
+
+bool Scheduler::LcElsewhere(const BkContext* context, Clock::time_point now) const {
+  return LcActiveIn(nullptr, now) && !LcActiveIn(context, now);
 }
 
 bool Scheduler::LcActiveIn(const BkContext* context, Clock::time_point now) const {

@@ -157,8 +157,9 @@ struct SchedulerOptions {
   // with launches in flight) use the session's launch thread (LaunchPipe): a flush and a wait
   // for events made already do not wait for its launches, a wait wakes it for the next
   // launch, and a held launch that goes at once (gate_at_once) goes through it, its tenant's
-  // slices that ended on the device not counted against it (TakesAtOnce). Off: such frames
-  // wait for the thread, and held launches go from the session's thread (session 31).
+  // slices that ended on the device not counted against it (TakesAtOnce), except beside a
+  // latency-critical tenant active in another context (LcElsewhere). Off: such frames wait
+  // for the thread, and held launches go from the session's thread (as in session 31).
   bool pipe_loops = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
@@ -365,6 +366,11 @@ class Scheduler {
   // Whether an active latency-critical tenant's last launch was in `context`, or with null,
   // whether any latency-critical tenant is active (requires mu_).
   bool LcActiveIn(const BkContext* context, Clock::time_point now) const;
+  // A latency-critical tenant is active, and none in `context` (requires mu_). Beside one in
+  // another context, faster feeding of a closed loop's held launches (pipe_loops) only puts
+  // more context switches before its kernels: `fair` read LC p99 0.06-0.10x higher with it
+  // (H200, docs/scheduling.md "Session 32"), so they go as before there.
+  bool LcElsewhere(const BkContext* context, Clock::time_point now) const;
   // Wakes the dispatcher: a notify, and a count that a spinning dispatcher watches.
   void Wake();
   // The held launch of a tenant whose work goes on the device next: the head of its queue,
