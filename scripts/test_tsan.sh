@@ -2,7 +2,8 @@
 # rgpud's threads under ThreadSanitizer (not part of CI: the build takes minutes and the runs
 # are slow): rgpud, the ICD, api_test and scheduler_test built with -fsanitize=thread into
 # build-tsan/, then the scheduler's launch-thread test, and api_test through rgpud's launch
-# thread alone (its launches on unprofiled twins too) and as two programs at once under fair.
+# thread alone (its launches on unprofiled twins too), as two programs at once under fair, and
+# with every launch held (a closed loop's at-once launches through the launch thread).
 # Any report of rgpud's fails.
 #   scripts/test_tsan.sh
 set -u
@@ -18,9 +19,12 @@ trap 'kill "${pid:-0}" 2>/dev/null; [ -n "${RGPU_TSAN_KEEP:-}" ] || rm -rf "$log
 failed=0
 TSAN_OPTIONS="log_path=$logs/sched" ./tests/scheduler_test --gtest_filter='*Pipe*:*Twin*' >"$logs/sched.out" 2>&1 ||
   { echo "scheduler_test failed"; failed=1; }
-for mode in alone fair; do
+for mode in alone fair at_once; do
   args=(--launch-thread 1)
   [ $mode = fair ] && args+=(--policy fair)
+  # Every launch held; a closed loop's that go on the device at once go through the launch
+  # thread (SchedulerOptions::pipe_loops).
+  [ $mode = at_once ] && args+=(--policy fair --force-slices 1)
   TSAN_OPTIONS="report_signal_unsafe=0 log_path=$logs/rgpud-$mode" \
     ./server/rgpud --listen "unix:$logs/$mode.sock" "${args[@]}" >"$logs/rgpud-$mode.out" 2>&1 &
   pid=$!
@@ -33,17 +37,25 @@ for mode in alone fair; do
       >"$logs/api-$mode-2.out" 2>&1 &
     other=$!
   fi
-  "${client[@]}" ./tests/api_test >"$logs/api-$mode.out" 2>&1 || { echo "api_test ($mode) failed"; failed=1; }
+  filter=()
+  [ $mode = at_once ] &&
+    filter=(--gtest_filter=Api.ClosedLoopsOfLaunchesRunInOrder:Api.BurstsOfLaunchesWithEventsRunInOrder)
+  "${client[@]}" ./tests/api_test "${filter[@]}" >"$logs/api-$mode.out" 2>&1 ||
+    { echo "api_test ($mode) failed"; failed=1; }
   [ $other = 0 ] || wait $other || { echo "the second api_test ($mode) failed"; failed=1; }
   kill -TERM $pid
   wait $pid
   grep -q "launches through its launch thread" "$logs/rgpud-$mode.out" ||
     { echo "no launch went through the launch thread ($mode)"; failed=1; }
   # api_test's burst with kept events on a queue without profiling: on the queue's twin.
-  [ $mode = fair ] || grep -qE " [1-9][0-9]* on unprofiled twins" "$logs/rgpud-$mode.out" ||
+  [ $mode != alone ] || grep -qE " [1-9][0-9]* on unprofiled twins" "$logs/rgpud-$mode.out" ||
     { echo "no launch went on an unprofiled twin ($mode)"; failed=1; }
+  [ $mode != at_once ] ||
+    grep -qE "[1-9][0-9]* of them through launch threads" "$logs/rgpud-$mode.out" ||
+    { echo "no held launch went at once through a launch thread ($mode)"; failed=1; }
 done
-for f in "$logs"/sched.[0-9]* "$logs"/rgpud-alone.[0-9]* "$logs"/rgpud-fair.[0-9]*; do
+for f in "$logs"/sched.[0-9]* "$logs"/rgpud-alone.[0-9]* "$logs"/rgpud-fair.[0-9]* \
+  "$logs"/rgpud-at_once.[0-9]*; do
   [ -e "$f" ] || continue
   echo "--- $f"; head -60 "$f"; failed=1
 done
