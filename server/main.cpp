@@ -261,9 +261,9 @@ int main(int argc, char** argv) try {
                  "goes on the device from the submitting thread, without a gate (1 on, 0 off).")
       ->capture_default_str();
   app.add_option("--pipe-loops", opt.sched.pipe_loops,
-                 "closed loops of launches (launch, flush, wait for an earlier one) use the "
-                 "session's launch thread: flushes and waits do not wait for its launches, "
-                 "and held launches that go at once go through it (1 on, 0 off).")
+                 "closed loops of launches (launch, flush, wait for an earlier one) start the "
+                 "session's launch thread for their held launches that go at once; flushes "
+                 "and waits do not wait for its launches (1 on, 0 off).")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;

@@ -373,6 +373,7 @@ class Session {
   // thread as a burst does (PipeFor).
   int loop_waits_ = 0;
   bool launched_since_wait_ = false;
+  bool loop_pipe_ = false;  // PipeFor's last pipe came for such a loop, not a burst
   std::unique_ptr<LaunchPipe> pipe_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.

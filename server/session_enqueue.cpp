@@ -446,7 +446,10 @@ Result<LaunchPipe*> Session::PipeFor(const Command& c) {
   if (pipeable && !pipe_ && (launch_run_ >= kBurst || loop))
     pipe_ = std::make_unique<LaunchPipe>(server_->backend());
   if (!pipe_) return nullptr;
-  if (pipeable && (launch_run_ >= kBurst || pipe_->Awake())) return pipe_.get();
+  if (pipeable && (launch_run_ >= kBurst || pipe_->Awake())) {
+    loop_pipe_ = launch_run_ < kBurst && loop;
+    return pipe_.get();
+  }
   if (Status s = WaitLaunches(); !s.ok()) return s;
   return nullptr;
 }
@@ -548,6 +551,7 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   auto pipe = PipeFor(c);
   if (!pipe.ok()) return pipe.status();
   req.pipe = *pipe;
+  req.pipe_held_only = req.pipe && loop_pipe_;
   std::shared_ptr<PipedEvent> made;
   if (req.pipe && req.want_event) {
     req.piped_event = made = std::make_shared<PipedEvent>();

@@ -712,8 +712,9 @@ TEST_F(Api, BurstsOfLaunchesWithEventsRunInOrder) { BurstWithEvents(q_, false); 
 // A closed loop as a best-effort tenant runs one (the sharing benchmark's): each launch asks
 // for an event and is flushed, then the loop waits for the launch `depth` before it; now and
 // then for the one just made. Under fair with a second tenant about, its launches are held
-// and go on the device at once or behind gates. The launches run in order, each waited event
-// is complete, and so is everything at the end.
+// and go on the device at once or behind gates; such a loop starts rgpud's launch thread,
+// and the held launches that go at once go through it (launch_thread_closed_loop_fair). The
+// launches run in order, each waited event is complete, and so is everything at the end.
 TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
   cl_program p = Build(kChainKernels);
   cl_kernel step = Kernel(p, "chain");

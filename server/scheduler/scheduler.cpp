@@ -341,8 +341,8 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
   }
   // Sliced launches go on the device from this thread, after the pipe's; so do held ones,
   // but for one that goes at once (Hold decides).
-  if (req.pipe &&
-      (drain || slices > 1 || (hold && (!options_.gate_at_once || !options_.pipe_loops)))) {
+  if (req.pipe && (drain || slices > 1 || (!hold && req.pipe_held_only) ||
+                   (hold && (!options_.gate_at_once || !options_.pipe_loops)))) {
     req.pipe->Wait();
     req.pipe = nullptr;
   }

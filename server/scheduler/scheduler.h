@@ -154,9 +154,10 @@ struct SchedulerOptions {
   // matrix with and without it in one run).
   bool gate_at_once = true;
   // Closed loops of launches (launch, flush, wait for an earlier launch: a best-effort tenant
-  // with launches in flight) use the session's launch thread (LaunchPipe): a flush and a wait
-  // for events made already do not wait for its launches, a wait wakes it for the next
-  // launch, and a held launch that goes at once (gate_at_once) goes through it, its tenant's
+  // with launches in flight) use the session's launch thread (LaunchPipe) for their held
+  // launches: a flush and a wait for events made already do not wait for its launches, a
+  // wait wakes it for the next launch, and a held launch that goes at once (gate_at_once)
+  // goes through it (LaunchRequest::pipe_held_only), its tenant's
   // slices that ended on the device not counted against it (TakesAtOnce), except beside a
   // latency-critical tenant active in another context (LcElsewhere). Off: such frames wait
   // for the thread, and held launches go from the session's thread (as in session 31).
@@ -241,6 +242,10 @@ struct LaunchRequest {
   // waits for nothing goes through it; anything else Submit does with the driver waits for it
   // first (LaunchPipe). Null: the calling thread launches.
   LaunchPipe* pipe = nullptr;
+  // The pipe came for a closed loop of launches (SchedulerOptions::pipe_loops), not a burst:
+  // only a held launch that goes at once uses it; any other waits for it and launches from
+  // the calling thread, as without one (a tenant alone gained nothing through it).
+  bool pipe_held_only = false;
   // With a pipe and want_event: where the pipe's thread leaves the application's event when
   // the launch goes through the pipe (LaunchResult::piped).
   std::shared_ptr<PipedEvent> piped_event;
