@@ -1380,8 +1380,8 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   // launch is answered while the thread hands the driver the launch just sent.
   if (pipe_ && !piped_.empty())
     if (Status s = ResolvePipedEvents(false); !s.ok()) return s;
-  if (pipe_ && server_->sched_options().pipe_loops)
-    pipe_->Nudge();  // a closed loop's next launch finds the thread awake
+  // A closed loop's next launch finds the thread awake, if it will go through it (held).
+  if (pipe_ && server_->sched_options().pipe_loops && last_launch_held_) pipe_->Nudge();
   std::vector<BkEvent*> evs;
   for (uint64_t id : req.events) {
     auto e = Lookup<EventRecord>(id);

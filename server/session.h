@@ -374,6 +374,9 @@ class Session {
   int loop_waits_ = 0;
   bool launched_since_wait_ = false;
   bool loop_pipe_ = false;  // PipeFor's last pipe came for such a loop, not a burst
+  // The scheduler held the last launch: only then does a wait nudge the launch thread (a
+  // tenant alone in a loop launches from the session thread, and the thread would only spin).
+  bool last_launch_held_ = false;
   std::unique_ptr<LaunchPipe> pipe_;
 
   // Touched only by the session's reader thread (Serve), hence no lock.

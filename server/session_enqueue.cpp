@@ -563,6 +563,7 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   Stamp(stamps::Point::kSubmitted);
   if (!launched.ok()) return Fail(c, launched.status());
   if (trace_) RequestTrace::Keep(trace_->launch_us, frame_in_);
+  last_launch_held_ = launched->held;
   if (launched->piped) {
     TrackUnfinished(nullptr);  // its place in the count; its checkpoint comes with its event
     piped_.push_back(

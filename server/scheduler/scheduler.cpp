@@ -354,7 +354,11 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     Wake();
     return r;
   }
-  if (hold) return Hold(req);
+  if (hold) {
+    auto r = Hold(req);
+    if (r.ok()) r->held = true;
+    return r;
+  }
   if (slices > 1) return SplitInPlace(req, slices);
   return Direct(req, true);
 }
@@ -909,6 +913,30 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   return true;
 }
 
+void Scheduler::AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s) {
+  {
+    std::lock_guard lk(mu_);
+    Launched(h.get(), nullptr);
+  }
+  const int32_t code = s.code() < 0 ? s.code() : CL_OUT_OF_RESOURCES;
+  SliceDone(h, 1, seq, code, nullptr);  // off the device; the dispatcher drops it
+}
+
+void Scheduler::AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkEvent* ev) {
+  backend_->Retain(proto::ObjType::Event, ev);  // h->app_event's: compared with later wait lists
+  backend_->Retain(proto::ObjType::Event, ev);  // slice_events_'s
+  backend_->Flush(h->req.queue);
+  stamps::Mark(stamps::Point::kAtOnceFlushed);
+  {
+    std::lock_guard lk(mu_);
+    h->app_event = ev;
+    Launched(h.get(), ev);
+  }
+  backend_->OnComplete(
+      ev, [this, h, seq, ev](int32_t st) { SliceDone(h, 1, seq, st, ev); }, h->watch);
+  stamps::Mark(stamps::Point::kAtOnceWatched);
+}
+
 Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
                                              const std::vector<BkEvent*>& waited, uint64_t seq,
                                              bool chainable, LaunchPipe* pipe,
@@ -926,70 +954,35 @@ Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
     pipe->Push(h->req.queue, h->req.kernel, args, h->req.range,
                [this, h, seq, pipe, slot = std::move(slot)](Result<BkEvent*> launched) {
                  if (!launched.ok()) {
-                   {
-                     std::lock_guard lk(mu_);
-                     Launched(h.get(), nullptr);
-                   }
-                   const int32_t code = launched.status().code() < 0 ? launched.status().code()
-                                                                     : CL_OUT_OF_RESOURCES;
-                   SliceDone(h, 1, seq, code, nullptr);  // off the device; dropped
+                   AtOnceFailed(h, seq, launched.status());
                    if (slot)
                      slot->event = launched.status();  // the session reports it
                    else
                      pipe->Fail(launched.status());
                    return;
                  }
-                 BkEvent* ev = *launched;                      // the application's reference
-                 backend_->Retain(proto::ObjType::Event, ev);  // compared with later wait lists
-                 backend_->Retain(proto::ObjType::Event, ev);  // slice_events_'s
-                 backend_->Flush(h->req.queue);
-                 {
-                   std::lock_guard lk(mu_);
-                   h->app_event = ev;
-                   Launched(h.get(), ev);
-                 }
-                 backend_->OnComplete(
-                     ev, [this, h, seq, ev](int32_t st) { SliceDone(h, 1, seq, st, ev); },
-                     h->watch);
+                 AtOnceLaunched(h, seq, *launched);
                  if (slot)
-                   slot->event = ev;
+                   slot->event = *launched;  // the application's reference
                  else
-                   backend_->Release(proto::ObjType::Event, ev);
+                   backend_->Release(proto::ObjType::Event, *launched);
                });
-    {
-      std::lock_guard lk(mu_);
-      if (chainable) last_held_[h->req.queue_serial] = h;
-      StateFor(h->req).usage.at_once_piped++;
-    }
+    std::lock_guard lk(mu_);
+    if (chainable) last_held_[h->req.queue_serial] = h;
+    StateFor(h->req).usage.at_once_piped++;
     return LaunchResult{nullptr, nullptr, want_event};
   }
   // On its in-order queue it follows what is before it; what it waits for is complete, or
   // the launch before it.
   auto kernel = backend_->Launch(h->req.queue, h->req.kernel, args, h->req.range, waited, true);
   stamps::Mark(stamps::Point::kAtOnceEnqueued);
-  if (!kernel.ok()) {
-    {
-      std::lock_guard lk(mu_);
-      Launched(h.get(), nullptr);
-    }
-    const int32_t code = kernel.status().code() < 0 ? kernel.status().code() : CL_OUT_OF_RESOURCES;
-    SliceDone(h, 1, seq, code, nullptr);  // off the device; the dispatcher drops it
-    return kernel.status();
-  }
-  h->app_event = *kernel;                                 // the application's reference
-  backend_->Retain(proto::ObjType::Event, h->app_event);  // compared with later wait lists
-  backend_->Flush(h->req.queue);
-  stamps::Mark(stamps::Point::kAtOnceFlushed);
+  if (!kernel.ok()) return AtOnceFailed(h, seq, kernel.status()), kernel.status();
   {
     std::lock_guard lk(mu_);
-    backend_->Retain(proto::ObjType::Event, *kernel);  // slice_events_'s
-    Launched(h.get(), *kernel);
     if (chainable) last_held_[h->req.queue_serial] = h;
   }
-  backend_->OnComplete(
-      *kernel, [this, h, seq, e = *kernel](int32_t st) { SliceDone(h, 1, seq, st, e); }, h->watch);
-  stamps::Mark(stamps::Point::kAtOnceWatched);
-  return LaunchResult{h->app_event, nullptr};
+  AtOnceLaunched(h, seq, *kernel);
+  return LaunchResult{*kernel, nullptr};  // the application's reference
 }
 
 void Scheduler::PlanHeld(Held& h) {

@@ -257,6 +257,7 @@ struct LaunchResult {
   BkEvent* event = nullptr;            // one reference for the caller; null if !want_event or piped
   std::shared_ptr<LaunchTimes> times;  // set when the event's own profiling is not the kernel's
   bool piped = false;                  // the event comes through LaunchRequest::piped_event
+  bool held = false;                   // the scheduler held it (fair, with others about)
 };
 
 struct SchedUsage {
@@ -516,6 +517,11 @@ class Scheduler {
   // Whether the dispatcher would put `h` (a gated launch of one slice, not queued yet) on the
   // device now; if so, it is queued and counted there as the dispatcher would (requires mu_).
   bool TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq);
+  // A launch LaunchAtOnce made failed: off the device, its launch done with that status.
+  void AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s);
+  // It is on the device with event `ev` (the application's reference stays the caller's):
+  // flushed, h->app_event, counted as launched and watched as a slice.
+  void AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkEvent* ev);
   // DeviceTakes for such a launch, not counting its tenant's slices that have ended on the
   // device but are not reported yet (requires mu_).
   bool TakesAtOnce(const TenantState* pick, const Held& h, bool lc_active) const;
