@@ -725,19 +725,27 @@ TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
   size_t one = 1;
   cl_uint want = 0;
   cl_uint i = 0;
+  cl_command_queue q = q_;
   auto launch = [&](cl_event* e) {
     ASSERT_EQ(clSetKernelArg(step, 1, sizeof(cl_uint), &i), CL_SUCCESS);
-    ASSERT_EQ(clEnqueueNDRangeKernel(q_, step, 1, nullptr, &one, nullptr, 0, nullptr, e),
+    ASSERT_EQ(clEnqueueNDRangeKernel(q, step, 1, nullptr, &one, nullptr, 0, nullptr, e),
               CL_SUCCESS);
     want = want * 31u + i++;
   };
-  for (size_t depth : {2, 3}) {
+  // On the fixture's queue (with profiling), then on one without, whose launches rgpud may
+  // put on its unprofiled twin (Scheduler::LaunchAtOnce).
+  cl_int err = CL_SUCCESS;
+  cl_command_queue plain = clCreateCommandQueue(ctx_, device_, 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  for (auto [queue, depth] : {std::pair{q_, size_t{2}}, std::pair{q_, size_t{3}},
+                              std::pair{plain, size_t{2}}, std::pair{plain, size_t{3}}}) {
+    q = queue;
     std::deque<cl_event> in_flight;
     for (int n = 0; n < 1500; ++n) {
       cl_event e = nullptr;
       launch(&e);
       ASSERT_NE(e, nullptr);
-      ASSERT_EQ(clFlush(q_), CL_SUCCESS);
+      ASSERT_EQ(clFlush(q), CL_SUCCESS);
       in_flight.push_back(e);
       // Mostly the oldest, whose launch the launch thread has long made; every 101st the
       // newest, which it may still be making.
@@ -764,9 +772,10 @@ TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
       clReleaseEvent(x);
     }
     cl_uint got = 0;
-    ASSERT_EQ(clEnqueueReadBuffer(q_, a, CL_TRUE, 0, 4, &got, 0, nullptr, nullptr), CL_SUCCESS);
-    EXPECT_EQ(got, want) << "depth " << depth;
+    ASSERT_EQ(clEnqueueReadBuffer(q, a, CL_TRUE, 0, 4, &got, 0, nullptr, nullptr), CL_SUCCESS);
+    EXPECT_EQ(got, want) << "depth " << depth << (q == plain ? ", without profiling" : "");
   }
+  clReleaseCommandQueue(plain);
   clReleaseMemObject(a);
   clReleaseKernel(step);
   clReleaseProgram(p);

@@ -31,6 +31,7 @@ struct FakeBackend::Object {
   uint64_t queued_ns = 0, start_ns = 0, end_ns = 0;  // events
   std::vector<uint8_t> data;  // buffers of at most kStoredBytes: what writes put there
   bool in_order = true;       // queues
+  bool profiled = true;       // queues, and the events of their commands
   Object* last = nullptr;     // queues: the event of the last command (one reference)
   std::string name;           // kernels
 };
@@ -239,6 +240,7 @@ Result<BkQueue*> FakeBackend::CreateQueue(BkContext* ctx, int device, uint64_t p
   if (!ValidDevice(device)) return Bad(CL_INVALID_DEVICE, "no such device");
   Object* q = New(ObjType::Queue, O(ctx, ObjType::Context));
   q->in_order = (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
+  q->profiled = (properties & CL_QUEUE_PROFILING_ENABLE) != 0;
   return H<BkQueue>(q);
 }
 
@@ -407,8 +409,10 @@ Result<ProfilingTimes> FakeBackend::Profiling(BkEvent* ev) {
   std::lock_guard lk(mu_);
   if (std::this_thread::get_id() == profiling_thread_) ++profiling_counted_;
   if (!simulate_) return ProfilingTimes{1, 2, 3, 4};
-  // CL_PROFILING_INFO_NOT_AVAILABLE if the command has not completed
+  // CL_PROFILING_INFO_NOT_AVAILABLE if the command has not completed, or its queue was made
+  // without CL_QUEUE_PROFILING_ENABLE
   if (e->status != CL_COMPLETE) return Bad(CL_PROFILING_INFO_NOT_AVAILABLE, "not complete");
+  if (!e->profiled) return Bad(CL_PROFILING_INFO_NOT_AVAILABLE, "queue without profiling");
   return ProfilingTimes{e->queued_ns, e->queued_ns, e->start_ns, e->end_ns};
 }
 
@@ -673,6 +677,7 @@ Result<BkEvent*> FakeBackend::Enqueue(BkQueue* q, WaitList waits, Command cmd) {
   Object* queue = O(q, ObjType::Queue);
   for (auto* w : waits) O(w, ObjType::Event);
   Object* e = New(ObjType::Event, queue->parent);
+  e->profiled = queue->profiled;
   std::unique_lock lk(mu_);
   if (!simulate_) {
     // Immediate: the command's effect now, and a complete event.
