@@ -553,10 +553,10 @@ Status Session::EnqueueNDRangeKernel(Command& c, Reader& r) {
   req.pipe = *pipe;
   req.pipe_held_only = req.pipe && loop_pipe_;
   std::shared_ptr<PipedEvent> made;
-  if (req.pipe && req.want_event) req.piped_event = made = std::make_shared<PipedEvent>();
-  // Where a launch of a burst with an event, or a loop's launch that goes at once, may go
-  // without profiling (LaunchPipe, "Twins"; Scheduler::LaunchAtOnce).
-  if (req.pipe && (req.want_event || loop_pipe_)) req.twin = TwinOf(*c.queue_record);
+  if (req.pipe && req.want_event) {
+    req.piped_event = made = std::make_shared<PipedEvent>();
+    req.twin = TwinOf(*c.queue_record);
+  }
   if (trace_) RequestTrace::Keep(trace_->submit_us, frame_in_);
   Stamp(stamps::Point::kSubmit);
   auto launched = server_->scheduler(c.queue_record->device).Submit(std::move(req));

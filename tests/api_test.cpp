@@ -732,8 +732,8 @@ TEST_F(Api, ClosedLoopsOfLaunchesRunInOrder) {
               CL_SUCCESS);
     want = want * 31u + i++;
   };
-  // On the fixture's queue (with profiling), then on one without, whose launches rgpud may
-  // put on its unprofiled twin (Scheduler::LaunchAtOnce).
+  // On the fixture's queue (with profiling), then on one without (which has an unprofiled
+  // twin in rgpud for launches whose events only the application reads).
   cl_int err = CL_SUCCESS;
   cl_command_queue plain = clCreateCommandQueue(ctx_, device_, 0, &err);
   ASSERT_EQ(err, CL_SUCCESS);

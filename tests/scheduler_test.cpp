@@ -1333,60 +1333,6 @@ TEST_P(AtOnceTest, LaunchTheDispatcherWouldTakeGoesWithoutAGate) {
 INSTANTIATE_TEST_SUITE_P(Option, AtOnceTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "On" : "Off"; });
 
-// A closed loop's short launches that go at once through the session's launch thread (in a
-// context group beside an LC tenant) go on the queue's twin without profiling, but for the
-// accounting's samples (one in sample_every, and the first, unmeasured); in order; charged
-// what they ran, though most have no profiling times (the fake, as OpenCL, has none for a
-// queue without profiling).
-TEST_F(SchedulerTest, ShortLaunchesThatGoAtOnceGoOnTheTwinUnsampled) {
-  SchedulerOptions o;
-  Start(o);
-  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
-  auto& b = AddTenant("b", 1.0, Priority::BestEffort, lc.ctx);
-  dev_.SetGroupCost("b", 5'000);  // launches of 20 us
-  BkQueue* twin = *dev_.CreateQueue(b.ctx, 0, 0);
-  LaunchPipe pipe(dev_);
-  Launch(lc, 4);
-  dev_.RunUntilIdle();
-  b.queue_done_before = true;
-  constexpr size_t kLoop = 200;
-  for (size_t i = 0; i < kLoop; ++i) {
-    auto made = std::make_shared<PipedEvent>();
-    auto r = Launch(b, 4, true, /*want_event=*/true, {}, &pipe, made, twin);
-    if (r.piped) {
-      while (pipe.Done() < pipe.Pushed()) std::this_thread::yield();  // not Wait: no barrier
-      ASSERT_TRUE(made->event.ok());
-      events_.push_back(*made->event);
-    }  // else held behind a gate (the dispatcher had not dropped the last one yet): r.event
-    // Its end (the application waits for it), then the next.
-    while (dev_.EventStatus(events_.back()) != CL_COMPLETE) ASSERT_TRUE(dev_.Step()) << i;
-    // Reported to the scheduler (the completion watcher) and dropped by the dispatcher, so
-    // that the next finds nothing before it.
-    for (int k = 0; k < 5000 && UsageOf(b).slices <= i; ++k)
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  pipe.Wait();
-  EXPECT_GT(UsageOf(b).at_once_piped, kLoop * 9 / 10);
-  auto runs = LaunchesOf(b);
-  ASSERT_EQ(runs.size(), kLoop);
-  size_t on_twin = 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    on_twin += runs[i].queue == twin;
-    EXPECT_TRUE(runs[i].queue == twin || runs[i].queue == b.app) << "launch " << i;
-    EXPECT_TRUE(runs[i].complete) << "launch " << i;
-    if (i > 0) EXPECT_GE(runs[i].start_ns, runs[i - 1].end_ns) << "launch " << i;
-  }
-  EXPECT_EQ(runs.front().queue, b.app) << "unmeasured: on the profiling queue";
-  EXPECT_EQ(pipe.OnTwins(), on_twin);
-  // All but the samples (and any that went behind a gate).
-  EXPECT_GT(on_twin, kLoop * 3 / 4);
-  EXPECT_LT(on_twin, kLoop - kLoop / o.sample_every);
-  const double simulated = static_cast<double>(DeviceNs(runs));
-  EXPECT_NEAR(static_cast<double>(SettledCharge(b, simulated)) / simulated, 1.0, 0.01);
-  dev_.Release(proto::ObjType::Queue, twin);
-}
-
 // Beside an active latency-critical tenant, launches of one wave go as slices while the
 // wave is short (the first measures it), but a wave of long work-groups goes in narrow runs,
 // which end sooner than the wave would; short ones stay slices.

@@ -41,7 +41,7 @@ LaunchPipe::~LaunchPipe() {
 }
 
 void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args,
-                      const NDRange& range, Then then, BkQueue* twin, bool flush) {
+                      const NDRange& range, Then then, BkQueue* twin) {
   const uint64_t seq = pushed_.load(std::memory_order_relaxed);
   WaitUntil([&] { return seq - done_.load(std::memory_order_acquire) < kSlots; });  // a free slot
   Job& j = jobs_[seq % kSlots];
@@ -51,7 +51,6 @@ void LaunchPipe::Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> a
   j.range = range;
   j.then = std::move(then);
   j.twin = j.then ? twin : nullptr;
-  j.flush = flush;
   // seq_cst with the thread's store of sleeping_ (Run): either it sees this launch before it
   // sleeps, or this sees it asleep and wakes it.
   pushed_.store(seq + 1, std::memory_order_seq_cst);
@@ -123,27 +122,20 @@ Result<BkEvent*> LaunchPipe::Launch(Job& j) {
   Twin* t = nullptr;
   for (Twin& x : twins_)
     if (x.queue == j.queue) t = &x;
-  if (!t && !j.twin) {
-    auto ev = backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
-    if (ev.ok() && j.flush) backend_.Flush(j.queue);
-    return ev;
-  }
+  if (!t && !j.twin)
+    return backend_.Launch(j.queue, j.kernel, j.args, j.range, WaitList{}, want_event);
   if (!t) t = &twins_.emplace_back(Twin{j.queue, j.twin});
   // To the twin once kTwinAfter launches in a row left events on the queue (the last one to
-  // wait for), or at once for a launch flushed right after it (a switch's flush of the other
-  // queue is then one flush in place of another); back to the queue behind the twin's last
-  // launch (which always has an event).
-  const bool to_twin = j.twin && (t->on_twin || (t->last && (j.flush || t->evented >= kTwinAfter)));
+  // wait for); back to the queue behind the twin's last launch (which always has an event).
+  const bool to_twin = j.twin && (t->on_twin || (t->last && t->evented >= kTwinAfter));
   BkEvent* wait = nullptr;
   if (to_twin != t->on_twin) {
     wait = t->last;
     backend_.Flush(t->on_twin ? t->twin : t->queue);
   }
-  BkQueue* on = to_twin ? t->twin : t->queue;
-  auto ev = backend_.Launch(on, j.kernel, j.args, j.range, wait ? WaitList{&wait, 1} : WaitList{},
-                            want_event);
+  auto ev = backend_.Launch(to_twin ? t->twin : t->queue, j.kernel, j.args, j.range,
+                            wait ? WaitList{&wait, 1} : WaitList{}, want_event);
   if (!ev.ok()) return ev;  // nothing enqueued: where the launches stand is unchanged
-  if (j.flush) backend_.Flush(on);
   if (*ev) backend_.Retain(proto::ObjType::Event, *ev);
   if (t->last) backend_.Release(proto::ObjType::Event, t->last);
   t->last = *ev;

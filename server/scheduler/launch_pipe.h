@@ -56,11 +56,9 @@ class LaunchPipe {
   using Then = std::function<void(Result<BkEvent*>)>;
   // Queues the launch (with an event only when `then` is set); blocks only while kSlots
   // launches are pending. `twin`: q's twin without profiling, where the launch may go (see
-  // Twins above; only with `then`), or null. `flush`: the queue it went on is flushed right
-  // after it, before `then` runs (a launch the scheduler watches: Scheduler::LaunchAtOnce);
-  // such a launch goes on the twin without waiting for kTwinAfter launches with events.
+  // Twins above; only with `then`), or null.
   void Push(BkQueue* q, BkKernel* k, std::span<const KernelArgValue> args, const NDRange& range,
-            Then then = {}, BkQueue* twin = nullptr, bool flush = false);
+            Then then = {}, BkQueue* twin = nullptr);
   // Returns once every pushed launch has been handed to the driver (spins: they take
   // microseconds each), each queue ordered behind its twin's launches.
   void Wait();
@@ -102,7 +100,6 @@ class LaunchPipe {
     NDRange range;
     Then then;
     BkQueue* twin = nullptr;
-    bool flush = false;
   };
   // Where the launches of a queue with a twin stand: owned by the pipe's thread while it
   // runs launches, by the session's in Wait (nothing is pushed meanwhile).

@@ -183,10 +183,6 @@ struct Scheduler::Held {
   bool overran = false;  // its pieces overran their turn (counted in Scheduler::overran_)
   // How its next slice's or run's end is watched (set by DispatchOne for the dispatch it makes).
   Urgency watch = Urgency::kUrgent;
-  // Went on the device at once (Scheduler::LaunchAtOnce): 0, or, made without profiling,
-  // the measured cost it is charged; -1 for any other held launch, whose pieces measure no
-  // whole launch.
-  double estimate_ns = -1;
   // The held launch directly before it on the same in-order application queue
   // (SchedulerOptions::chain_held): once everything of that one is on the device, this one's
   // pieces may follow on rgpud's queue without waiting for `ready`. Reset when that one leaves
@@ -740,7 +736,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   // launch, which may outlive the session.
   LaunchPipe* pipe = std::exchange(h->req.pipe, nullptr);
   std::shared_ptr<PipedEvent> slot = std::move(h->req.piped_event);
-  BkQueue* twin = std::exchange(h->req.twin, nullptr);
+  h->req.twin = nullptr;
   auto drain_pipe = [&] {
     if (pipe) pipe->Wait();
     pipe = nullptr;
@@ -796,7 +792,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
       // Through the launch thread (pipe_loops) unless a latency-critical tenant is active in
       // another context (LcElsewhere), or it has a wait list (then it never has a pipe).
       if (elsewhere || !waited.empty()) drain_pipe();
-      return LaunchAtOnce(h, waited, seq, chainable, pipe, twin, std::move(slot));
+      return LaunchAtOnce(h, waited, seq, chainable, pipe, std::move(slot));
     }
   }
   drain_pipe();
@@ -926,11 +922,10 @@ void Scheduler::AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const
   SliceDone(h, 1, seq, code, nullptr);  // off the device; the dispatcher drops it
 }
 
-void Scheduler::AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkEvent* ev,
-                               bool flushed) {
+void Scheduler::AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkEvent* ev) {
   backend_->Retain(proto::ObjType::Event, ev);  // h->app_event's: compared with later wait lists
   backend_->Retain(proto::ObjType::Event, ev);  // slice_events_'s
-  if (!flushed) backend_->Flush(h->req.queue);
+  backend_->Flush(h->req.queue);
   stamps::Mark(stamps::Point::kAtOnceFlushed);
   {
     std::lock_guard lk(mu_);
@@ -944,44 +939,34 @@ void Scheduler::AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkE
 
 Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
                                              const std::vector<BkEvent*>& waited, uint64_t seq,
-                                             bool chainable, LaunchPipe* pipe, BkQueue* twin,
+                                             bool chainable, LaunchPipe* pipe,
                                              std::shared_ptr<PipedEvent> slot) {
   stamps::Mark(stamps::Point::kAtOnceTaken);
   KeepNamed(*h);
-  h->estimate_ns = 0;  // measures its kernel (SliceDone)
   std::vector<KernelArgValue> args = h->req.args;
   if (h->req.slice_info) AppendHidden(args, slicer::HiddenArgForWholeLaunch(), nullptr);
   stamps::Mark(stamps::Point::kAtOnceNamed);
   if (pipe) {
-    // Through the session's launch thread, behind its launches, so that the session answers
-    // the frames after it while the driver takes it; flushed there, on the queue it went on.
-    // Counted on the device meanwhile (launching_). A short kernel the accounting does not
-    // sample this time may go on the queue's twin without profiling (LaunchPipe, "Twins"):
-    // its end is watched all the same, and it is charged its measured cost.
-    if (twin) {
-      std::lock_guard lk(mu_);
-      h->estimate_ns = AtOnceEstimate(*h);
-      if (h->estimate_ns <= 0) twin = nullptr;
-    }
+    // Through the session's launch thread, behind its launches (on the profiling queue: the
+    // accounting reads this slice's times), so that the session answers the frames after it
+    // while the driver takes it. Counted on the device meanwhile (launching_).
     const bool want_event = static_cast<bool>(slot);
-    pipe->Push(
-        h->req.queue, h->req.kernel, args, h->req.range,
-        [this, h, seq, pipe, slot = std::move(slot)](Result<BkEvent*> launched) {
-          if (!launched.ok()) {
-            AtOnceFailed(h, seq, launched.status());
-            if (slot)
-              slot->event = launched.status();  // the session reports it
-            else
-              pipe->Fail(launched.status());
-            return;
-          }
-          AtOnceLaunched(h, seq, *launched, /*flushed=*/true);
-          if (slot)
-            slot->event = *launched;  // the application's reference
-          else
-            backend_->Release(proto::ObjType::Event, *launched);
-        },
-        twin, /*flush=*/true);
+    pipe->Push(h->req.queue, h->req.kernel, args, h->req.range,
+               [this, h, seq, pipe, slot = std::move(slot)](Result<BkEvent*> launched) {
+                 if (!launched.ok()) {
+                   AtOnceFailed(h, seq, launched.status());
+                   if (slot)
+                     slot->event = launched.status();  // the session reports it
+                   else
+                     pipe->Fail(launched.status());
+                   return;
+                 }
+                 AtOnceLaunched(h, seq, *launched);
+                 if (slot)
+                   slot->event = *launched;  // the application's reference
+                 else
+                   backend_->Release(proto::ObjType::Event, *launched);
+               });
     std::lock_guard lk(mu_);
     if (chainable) last_held_[h->req.queue_serial] = h;
     StateFor(h->req).usage.at_once_piped++;
@@ -996,21 +981,8 @@ Result<LaunchResult> Scheduler::LaunchAtOnce(const std::shared_ptr<Held>& h,
     std::lock_guard lk(mu_);
     if (chainable) last_held_[h->req.queue_serial] = h;
   }
-  AtOnceLaunched(h, seq, *kernel, /*flushed=*/false);
+  AtOnceLaunched(h, seq, *kernel);
   return LaunchResult{*kernel, nullptr};  // the application's reference
-}
-
-double Scheduler::AtOnceEstimate(const Held& h) {
-  // As ChooseEvent samples a direct launch's event: the same kernel and size share one
-  // measured cost, whichever path measured it.
-  CostBySize& sizes = launch_cost_[h.req.kernel];
-  const size_t items = WorkItems(h.req.range);
-  if (sizes.size() >= kMaxCostSizes && !sizes.count(items)) sizes.clear();
-  LaunchCost& cost = sizes[items];
-  if (cost.measured && cost.ns < kSampledBelowNs && ++cost.since_sample < options_.sample_every)
-    return cost.ns;
-  cost.since_sample = 0;
-  return 0;
 }
 
 void Scheduler::PlanHeld(Held& h) {
@@ -1711,13 +1683,6 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
     }
   }
   Completed(seq, h->tenant, timed ? &t : nullptr);
-  // A launch that went at once measures its kernel's cost for the next (AtOnceEstimate), or,
-  // made on a twin without profiling, is charged that cost.
-  if (timed && t.end > t.start && h->estimate_ns >= 0)
-    UpdateLaunchCost({h->req.kernel, WorkItems(h->req.range)},
-                     static_cast<double>(t.end - t.start));
-  else if (!timed && ev && status >= 0 && h->estimate_ns > 0)
-    Charge(h->tenant, static_cast<uint64_t>(h->estimate_ns));
   auto it = tenants_.find(h->tenant);
   if (it != tenants_.end()) {
     TenantState& st = it->second;

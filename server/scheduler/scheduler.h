@@ -215,8 +215,7 @@ struct LaunchRequest {
   BkContext* context = nullptr;
   BkQueue* queue = nullptr;        // the application's queue
   // Its twin without profiling (LaunchPipe, "Twins"), where a piped launch whose event only
-  // the application reads may go, and a piped launch that goes at once whose event the
-  // accounting does not read (LaunchAtOnce); null: none.
+  // the application reads may go; null: none.
   BkQueue* twin = nullptr;
   bool queue_in_order = true;
   BkQueue* exec_queue = nullptr;   // rgpud's own queue in the same context (held launches)
@@ -521,13 +520,8 @@ class Scheduler {
   // A launch LaunchAtOnce made failed: off the device, its launch done with that status.
   void AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s);
   // It is on the device with event `ev` (the application's reference stays the caller's):
-  // flushed (unless `flushed` already), h->app_event, counted as launched and watched as a
-  // slice.
-  void AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkEvent* ev, bool flushed);
-  // The measured cost to charge a launch that goes at once instead of reading its event, or 0
-  // when the accounting samples this one (its kernel is unmeasured, or not short, or it is
-  // the sample_every-th) (requires mu_).
-  double AtOnceEstimate(const Held& h);
+  // flushed, h->app_event, counted as launched and watched as a slice.
+  void AtOnceLaunched(const std::shared_ptr<Held>& h, uint64_t seq, BkEvent* ev);
   // DeviceTakes for such a launch, not counting its tenant's slices that have ended on the
   // device but are not reported yet (requires mu_).
   bool TakesAtOnce(const TenantState* pick, const Held& h, bool lc_active) const;
@@ -536,11 +530,10 @@ class Scheduler {
   // Puts a launch TakeAtOnce took on the device: its kernel on the application's queue,
   // watched as a slice (`waited`: its wait list; `seq`: its ledger number). With `pipe` (the
   // session's launch thread; `waited` is empty then) it goes through the pipe, and the
-  // application's event, if asked for, comes through `slot`; `twin`: the queue's twin
-  // without profiling, where the pipe may put it unless the accounting samples it.
+  // application's event, if asked for, comes through `slot`.
   Result<LaunchResult> LaunchAtOnce(const std::shared_ptr<Held>& h,
                                     const std::vector<BkEvent*>& waited, uint64_t seq,
-                                    bool chainable, LaunchPipe* pipe, BkQueue* twin,
+                                    bool chainable, LaunchPipe* pipe,
                                     std::shared_ptr<PipedEvent> slot);
   // Held launches whose work overran its turn and is still on the device (ReleaseOverrun).
   int overran_ = 0;  // GUARDED_BY(mu_)

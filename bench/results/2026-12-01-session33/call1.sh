@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Session 33, call 1 (carry .carry-new, b4e4f9a): a closed loop's held launches that go at once
+# through the launch thread go on the queue's unprofiled twin unless the accounting samples
+# them (one in 64). On against --twin-queues=0 (no twins at all: as 30370a3 for these
+# launches), alternating, two passes each, under fair+shared: the `tiny` BE tenant alone and
+# beside the LC arrival processes; native solo runs once. 2.5 s runs.
+set -u
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+W=/tmp/c1 && rm -rf $W && mkdir -p $W
+timeout 560 bash bench/sharing_on_device.sh .carry-new $W/mx --matrix \
+  --modes native,fair+shared,fair+shared/--twin-queues=0,fair+shared/--twin-queues=1,fair+shared/--twin-queues=0/--pipe-loops=1 \
+  --scenarios mx_lc_poisson_370,mx_lc_periodic_370,mx_lc_pareto_370,mx_lc_poisson_50,mx_be_tiny,mx_poisson_370_tiny,mx_periodic_370_tiny,mx_pareto_370_tiny,mx_poisson_50_tiny,mx_bursty_370_tiny \
+  --solo-repeats 1 --duration 2.5 --timeout 25 > $W/mx.log 2>&1
+echo "mx rc=$?"
+grep -E '^\| `mx_' $W/mx/sharing.md | head -40
+mkdir -p /tmp/lg && tar -xzf $W/mx/rgpud-logs.tar.gz -C /tmp/lg 2>/dev/null
+for f in /tmp/lg/*; do echo "$f"; grep -h "session.*end" $f | grep -o "[0-9]* launches through its launch thread[^)]*)" | head -12 | tr '\n' ';'; echo; grep -h "tenant be scheduling" $f | grep -o "[0-9]* at once, [0-9]* of them[^)]*" | head -12 | tr '\n' ';'; echo; done
+rm -rf /tmp/lg
+(cd /tmp && tar czf $OUT/c1.tar.gz c1)
