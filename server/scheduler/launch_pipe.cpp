@@ -22,6 +22,10 @@ void WaitUntil(const Done& done) {
   }
 }
 
+void AddOnce(std::vector<BkQueue*>& v, BkQueue* q) {
+  if (q && std::find(v.begin(), v.end(), q) == v.end()) v.push_back(q);
+}
+
 }  // namespace
 
 LaunchPipe::LaunchPipe(Backend& backend) : backend_(backend), thread_([this] { Run(); }) {}
@@ -74,8 +78,8 @@ void LaunchPipe::Wait() {
 void LaunchPipe::Flush(BkQueue* q, BkQueue* twin) {
   {
     std::lock_guard lk(mu_);
-    for (BkQueue* x : {q, twin})
-      if (x && std::find(flush_.begin(), flush_.end(), x) == flush_.end()) flush_.push_back(x);
+    AddOnce(flush_, q);
+    AddOnce(flush_twins_, twin);
   }
   // seq_cst with the thread's store of done_ and its load of flush_wanted_ (Run): either
   // this sees launches still pending, and the thread sees the wish once it has drained, or
@@ -100,6 +104,12 @@ void LaunchPipe::FlushWanted() {
   {
     std::lock_guard lk(mu_);
     queues.swap(flush_);
+    for (BkQueue* t : flush_twins_)
+      if (auto u = std::find(twins_used_.begin(), twins_used_.end(), t); u != twins_used_.end()) {
+        twins_used_.erase(u);
+        queues.push_back(t);
+      }
+    flush_twins_.clear();
   }
   for (BkQueue* q : queues) backend_.Flush(q);
 }
@@ -141,7 +151,11 @@ Result<BkEvent*> LaunchPipe::Launch(Job& j) {
   t->last = *ev;
   t->on_twin = to_twin;
   t->evented = *ev ? t->evented + 1 : 0;
-  if (to_twin) on_twins_.fetch_add(1, std::memory_order_relaxed);
+  if (to_twin) {
+    on_twins_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard lk(mu_);  // before done_ moves past it: FlushWanted then sees it
+    AddOnce(twins_used_, t->twin);
+  }
   return ev;
 }
 

@@ -66,7 +66,10 @@ class LaunchPipe {
   // for them: the pipe's thread flushes once it has handed them to the driver, or, when it
   // has already, the calling thread flushes now. A closed loop that launches, flushes and
   // waits for an earlier launch (the matrix's BE tenants) then gets its answer while the
-  // driver still takes the new launch, not after.
+  // driver still takes the new launch, not after. The twin is flushed only if a launch went
+  // on it since its last flush here: a closed loop flushes after every launch, and flushing
+  // an idle twin each time cost a tenant alone in such a loop 0.1-0.2 of its rate (H200,
+  // docs/scheduling.md "Session 33").
   void Flush(BkQueue* q, BkQueue* twin);
   // The thread is not asleep: a launch pushed now costs no wake-up before it reaches the
   // driver. It spins for kIdleSpinUs after its last launch before it sleeps.
@@ -135,6 +138,8 @@ class LaunchPipe {
   bool nudged_ = false;  // GUARDED_BY(mu_)
   Status failure_;     // GUARDED_BY(mu_)
   std::vector<BkQueue*> flush_;  // GUARDED_BY(mu_)
+  std::vector<BkQueue*> flush_twins_;  // GUARDED_BY(mu_): twins Flush named
+  std::vector<BkQueue*> twins_used_;   // GUARDED_BY(mu_): twins launched on since their flush
   std::thread thread_;
 };
 
