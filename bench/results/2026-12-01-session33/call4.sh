@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Session 33, call 4 (carry .carry-new, 192ef69: a twin flushed only after launches on it).
+# The whole matrix: native, fair+shared, fair; every native solo shape three times; 2.5 s runs.
+set -u
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+timeout 585 bash bench/sharing_on_device.sh .carry-new $OUT/mx --matrix \
+  --modes native,fair+shared,fair --solo-repeats 3 --duration 2.5 --timeout 25 > $OUT/mx.log 2>&1
+echo "mx rc=$?"
+tail -3 $OUT/mx.log
+grep -E "meet both" $OUT/mx/sharing.md | head
