@@ -125,6 +125,10 @@ void LaunchPipe::Settle() {
     if (t.last) backend_.Release(proto::ObjType::Event, t.last);
   }
   twins_.clear();
+  // Every twin's launches are flushed now (here, or when the launches went back to the
+  // queue), and a queue is released only after a Wait: none is left to flush, nor named.
+  std::lock_guard lk(mu_);
+  twins_used_.clear();
 }
 
 Result<BkEvent*> LaunchPipe::Launch(Job& j) {
