@@ -70,6 +70,11 @@ def check_runs(doc):
             r = runs.get((mode, scenario))
             if not expect(r is not None, f"{where}: no run") or not expect("error" not in r, f"{where}: {r.get('error')}"):
                 continue
+            host = r.get("host", {})
+            # The host's 1 ms sleeper woke about once a millisecond over the run.
+            expect(host.get("wakeups", 0) >= duration_s * 1000 / 20 and 0 <= host.get("late_p50_ms", -1)
+                   <= host.get("late_max_ms", -1) and host.get("late_over_1ms", -1) >= 0,
+                   f"{where}: host stalls {host}")
             tenants = {t["tenant"]: t for t in r["tenants"]}
             expect(sorted(tenants) == sorted(names), f"{where}: tenants {sorted(tenants)}")
             for name, t in tenants.items():
@@ -153,12 +158,13 @@ def check_report(out):
         doc = pathlib.Path(tmp) / "doc.md"
         doc.write_text("".join(f"<!-- BEGIN GENERATED: matrix-{s} -->\nPLACEHOLDER\n<!-- END GENERATED: matrix-{s} -->\n"
                                for s in ("environment", "matrix", "matrix-solo-runs",
-                                         "matrix-native-solo-runs")))
+                                         "matrix-native-solo-runs", "matrix-host-stalls")))
         report = pathlib.Path(__file__).with_name("report.py")
         rc = subprocess.run([sys.executable, str(report), str(out), "--bench", "sharing", "--region", "matrix",
                              "--docs", str(doc)]).returncode
         text = doc.read_text()
         expect(rc == 0 and "PLACEHOLDER" not in text and f"`mx_2lc2be_poisson_{US}`" in text, f"report.py: rc {rc}\n{text}")
+        expect("never woke over 1 ms late" in text, f"report.py: no host stalls in\n{text}")
 
 
 def main():

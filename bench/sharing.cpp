@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "bench/commit.h"
+#include "bench/host_stalls.h"
 #include "bench/net.h"
 #include "bench/process.h"
 #include "bench/sharing_matrix.h"
@@ -277,6 +278,7 @@ struct Options {
   std::string baseline;  // an earlier sharing.json whose native runs and calibration to use
 };
 
+using rgpu::bench::HostStallMeter;
 using rgpu::bench::Spawn;
 using rgpu::bench::WaitFor;
 
@@ -753,6 +755,7 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
   std::vector<TenantProc> procs = SpawnTenants(tenants, me, dir);
   // Everyone set up, then everyone starts at once.
   std::string error = WaitUntilReady(procs);
+  HostStallMeter host;          // from the go to the last tenant's exit
   WriteAtomically(go, "go\n");  // also releases the others when one failed
   for (auto& p : procs) {
     int rc = p.pid ? WaitFor(p.pid, opt_.duration_s + opt_.timeout_s) : 1;
@@ -765,6 +768,7 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
     r["kernel_device_ms"] = TenantSpecJson(p.t, me)["kernel_device_ms"];
     result["tenants"].push_back(r);
   }
+  result["host"] = host.Stop();
   if (me.metrics_port && !busy_before.empty()) Account(result, busy_before, me.metrics_port);
   if (!error.empty()) result["error"] = error;
   result["wall_s"] = std::chrono::duration<double>(Clock::now() - t_start).count();
@@ -780,8 +784,11 @@ json Bench::RunScenario(const std::string& mode, const std::string& scenario, co
       continue;
     figures += b;
   }
-  std::fprintf(stderr, " %s in %.1f s:%s\n", error.empty() ? "done" : ("FAILED: " + error).c_str(),
-               result["wall_s"].get<double>(), figures.c_str());
+  const json& h = result["host"];
+  std::fprintf(stderr, " %s in %.1f s:%s host late max %.2f ms, steal %.0f ms\n",
+               error.empty() ? "done" : ("FAILED: " + error).c_str(),
+               result["wall_s"].get<double>(), figures.c_str(), h["late_max_ms"].get<double>(),
+               h.value("steal_ms", 0.0));
   return result;
 }
 

@@ -549,6 +549,20 @@ std::vector<std::string> MatrixScenarios(const json& doc) {
 
 std::string Mark(double v, bool ok) { return std::isnan(v) ? "–" : Fmt(v) + "x" + (ok ? "" : " ✗"); }
 
+// A run during which the host held the benchmark's own 1 ms sleeper back by more than a
+// millisecond kHostStalls times or more (HostStallMeter): a tail there may be the host's.
+constexpr int kHostStalls = 3;
+
+const json* FindRun(const json& doc, const std::string& mode, const std::string& scenario) {
+  for (const auto& r : doc["runs"])
+    if (r["mode"] == mode && r["scenario"] == scenario) return &r;
+  return nullptr;
+}
+
+int HostStallsOf(const json* run) {
+  return run && run->contains("host") ? (*run)["host"].value("late_over_1ms", 0) : 0;
+}
+
 std::string RatiosTable(const json& doc) {
   const auto modes = MatrixModes(doc);
   std::ostringstream md;
@@ -563,8 +577,9 @@ std::string RatiosTable(const json& doc) {
       const Ratios r = RatiosOf(doc, m, sc);
       const bool has_lc = !std::isnan(r.lc), has_be = !std::isnan(r.be);
       const bool both = has_lc && has_be && r.lc <= kLcTarget && r.be >= kBeTarget;
-      md << " " << Mark(r.lc, r.lc <= kLcTarget) << " | " << Mark(r.be, r.be >= kBeTarget) << (both ? " ✓" : "")
-         << " |";
+      const bool stalled = HostStallsOf(FindRun(doc, m, sc)) >= kHostStalls;
+      md << " " << Mark(r.lc, r.lc <= kLcTarget) << (stalled ? " ⚠" : "") << " | "
+         << Mark(r.be, r.be >= kBeTarget) << (both ? " ✓" : "") << " |";
     }
     md << "\n";
   }
@@ -630,6 +645,47 @@ std::string SoloTable(const json& doc) {
   return md.str();
 }
 
+// The runs during which the host held threads back (HostStallMeter), and the rest in one line.
+std::string HostStallsTable(const json& doc) {
+  std::ostringstream md, rows;
+  int runs = 0, quiet = 0;
+  double quiet_max = 0, quiet_steal = 0;
+  for (const auto& r : doc["runs"]) {
+    if (!r.contains("host") || !IsMatrix(r["scenario"].get<std::string>())) continue;
+    ++runs;
+    const json& h = r["host"];
+    const int over = h.value("late_over_1ms", 0);
+    const double steal = h.value("steal_ms", 0.0);
+    if (over == 0) {
+      ++quiet;
+      quiet_max = std::max(quiet_max, h.value("late_max_ms", 0.0));
+      quiet_steal = std::max(quiet_steal, steal);
+      continue;
+    }
+    rows << "| " << r["mode"].get<std::string>() << " | `" << r["scenario"].get<std::string>()
+         << "` | " << over << (over >= kHostStalls ? " ⚠" : "") << " | "
+         << Fmt(h.value("late_p999_ms", NAN)) << " | " << Fmt(h.value("late_max_ms", NAN)) << " | "
+         << Fmt(steal, 0) << " |\n";
+  }
+  if (runs == 0) return "No run recorded the host's stalls.\n";
+  md << "A thread of the benchmark wakes every millisecond during each run and notes how late it "
+        "woke "
+        "(late: the host's other work, or the run's own threads where they fill every CPU, held it "
+        "back); steal is the hypervisor's steal time of all CPUs over the run (/proc/stat). "
+     << quiet << " of " << runs << " runs never woke over 1 ms late (at most " << Fmt(quiet_max)
+     << " ms; steal at most " << Fmt(quiet_steal, 0) << " ms)";
+  if (quiet == runs) {
+    md << ".\n";
+    return md.str();
+  }
+  md << "; the others are below. ⚠ (here and in the matrix): " << kHostStalls
+     << " or more wake-ups over 1 ms late: an LC tail there may not be rgpu's.\n\n"
+     << "| mode | run | wake-ups over 1 ms late | p99.9 late ms | max late ms | steal ms |\n"
+        "|---|---|---:|---:|---:|---:|\n"
+     << rows.str();
+  return md.str();
+}
+
 // Every native run of each solo shape, the median the ratios divide by, and the spread.
 std::string NativeRepeatsTable(const json& doc) {
   std::ostringstream md;
@@ -664,7 +720,8 @@ std::string Markdown(const json& doc) {
         "(`mx_be_KIND`). With two "
         "tenants of a role (2lc2be) the worse one is shown. Targets (issue 15): LC p99 ≤ "
      << Fmt(kLcTarget) << "x, BE ≥ " << Fmt(kBeTarget)
-     << "x; ✗ marks a missed figure, ✓ a cell that meets both.\n\n"
+     << "x; ✗ marks a missed figure, ✓ a cell that meets both, ⚠ a run during which the host held "
+        "threads back (see \"Matrix host stalls\").\n\n"
      << WorstCases(doc) << "\n";
   md << "## Matrix solo runs\n\n" << SoloTable(doc) << "\n";
   md << "## Matrix native solo runs, repeated\n\nThe native solo runs of each shape, in run order "
@@ -673,6 +730,7 @@ std::string Markdown(const json& doc) {
         "matrix's ratios "
         "divide by.\n\n"
      << NativeRepeatsTable(doc) << "\n";
+  md << "## Matrix host stalls\n\n" << HostStallsTable(doc) << "\n";
   return md.str();
 }
 
