@@ -38,7 +38,8 @@ class HostStallMeter {
   HostStallMeter(const HostStallMeter&) = delete;
   HostStallMeter& operator=(const HostStallMeter&) = delete;
 
-  // Ends the measurement; only the first call measures.
+  // Ends the measurement and says what it found; call it once (the destructor stops a meter
+  // that was not).
   nlohmann::json Stop() {
     stop_.store(true, std::memory_order_relaxed);
     thread_.join();

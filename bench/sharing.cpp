@@ -1061,11 +1061,7 @@ std::string Fmt(double v, int prec = 2) {
   return b;
 }
 
-const json* FindRun(const json& doc, const std::string& mode, const std::string& scenario) {
-  for (const auto& r : doc["runs"])
-    if (r["mode"] == mode && r["scenario"] == scenario) return r.contains("error") ? nullptr : &r;
-  return nullptr;
-}
+using rgpu::bench::matrix::FindRun;
 
 const json* FindTenant(const json* run, const std::string& name) {
   if (!run) return nullptr;

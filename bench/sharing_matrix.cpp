@@ -553,12 +553,6 @@ std::string Mark(double v, bool ok) { return std::isnan(v) ? "–" : Fmt(v) + "x
 // millisecond kHostStalls times or more (HostStallMeter): a tail there may be the host's.
 constexpr int kHostStalls = 3;
 
-const json* FindRun(const json& doc, const std::string& mode, const std::string& scenario) {
-  for (const auto& r : doc["runs"])
-    if (r["mode"] == mode && r["scenario"] == scenario) return &r;
-  return nullptr;
-}
-
 int HostStallsOf(const json* run) {
   return run && run->contains("host") ? (*run)["host"].value("late_over_1ms", 0) : 0;
 }
@@ -728,6 +722,12 @@ std::string NativeRepeatsTable(const json& doc) {
 }
 
 }  // namespace
+
+const json* FindRun(const json& doc, const std::string& mode, const std::string& scenario) {
+  for (const auto& r : doc["runs"])
+    if (r["mode"] == mode && r["scenario"] == scenario) return r.contains("error") ? nullptr : &r;
+  return nullptr;
+}
 
 std::string Markdown(const json& doc) {
   if (MatrixScenarios(doc).empty()) return "";

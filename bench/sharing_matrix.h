@@ -83,6 +83,10 @@ std::vector<std::string> QuickScenarios(int lc_us);
 json Calibrate(const json& spec);
 json RunTenant(const json& spec);
 
+// The first run of `mode` and `scenario` in a sharing.json, or null if none, or if it failed.
+const nlohmann::json* FindRun(const nlohmann::json& doc, const std::string& mode,
+                              const std::string& scenario);
+
 // The "## Matrix ..." sections of sharing.md: ratios against native solo, per mode.
 std::string Markdown(const json& doc);
 
