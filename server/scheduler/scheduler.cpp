@@ -116,9 +116,11 @@ std::string UsageLine(const SchedUsage& u) {
   return fmt::format(
       "{} launches, {} slices, {} runs ({} preempted), {} run whole, {:.3f} ms device time, {} "
       "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
-      "first on their queue, {} at once, {} of them through launch threads)",
+      "first on their queue, {} at once, {} of them through launch threads), {} held, {} charged "
+      "an estimate ({:.3f} ms)",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
-      u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped);
+      u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.held,
+      u.estimated, u.estimated_ns / 1e6);
 }
 
 }  // namespace
@@ -298,6 +300,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
     }
     st.last_submit = now;
     st.context = req.context;
+    st.last_session = req.session_id;
     if (options_.policy == Policy::Split) {
       const size_t items = WorkItems(req.range);
       int active = ActiveTenants();
@@ -318,6 +321,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // (H100, bench/results/2026-11-28-session22/call3).
       hold = options_.force_slices > 0 || options_.force_runs ||
              (st.priority != Priority::LatencyCritical && others);
+      if (hold) st.usage.held++;
       // The fair clock of the tenants sharing the device: the least virtual time among
       // them, never going back.
       bool any = false;
@@ -449,6 +453,8 @@ Scheduler::EventChoice Scheduler::ChooseEvent(const LaunchRequest& req, const Co
       // device-time counters only ever grow.)
       Completed(c.seq, req.tenant_key, nullptr);
       Charge(req.tenant_key, static_cast<uint64_t>(c.estimate_ns));
+      st.usage.estimated++;
+      st.usage.estimated_ns += static_cast<uint64_t>(c.estimate_ns);
     } else {
       cost.since_sample = 0;
     }
@@ -1737,6 +1743,11 @@ void Scheduler::CancelSession(uint64_t session_id) {
   });
   // Forget per-session tenants (anonymous sessions) so the table does not grow.
   auto it = tenants_.find("session-" + std::to_string(session_id));
+  if (it == tenants_.end() && spdlog::should_log(spdlog::level::debug))
+    for (const auto& [key, st] : tenants_)
+      if (st.tenant && st.last_session == session_id)
+        spdlog::debug("session {} ended; tenant {} so far: {}", session_id, key,
+                      UsageLine(st.usage));
   if (it != tenants_.end()) {
     const SchedUsage& u = it->second.usage;
     spdlog::info("session {} scheduling ({}): {}", session_id, PolicyName(options_.policy),
@@ -1746,10 +1757,12 @@ void Scheduler::CancelSession(uint64_t session_id) {
   }
   // What the soak watches (scripts/soak_vanishing_clients.sh): none of these may grow with
   // the number of sessions that came and went. The ending session's kernels still count.
-  spdlog::debug("scheduler tables: {} tenants, {} kernels' launch costs, {} kernels' slice costs, "
-                "{} kernels' run costs, {} direct launches in flight, {} ledger intervals",
-                tenants_.size(), launch_cost_.size(), cost_ns_.size(), group_cost_ns_.size(), direct_.size(),
-                ledger_.retained());
+  spdlog::debug(
+      "scheduler tables: {} tenants, {} kernels' launch costs, {} kernels' slice costs, "
+      "{} kernels' run costs, {} direct launches in flight, {} ledger intervals ({} "
+      "unsettled, {} settled early)",
+      tenants_.size(), launch_cost_.size(), cost_ns_.size(), group_cost_ns_.size(), direct_.size(),
+      ledger_.retained(), ledger_.unsettled(), ledger_.forced());
 }
 
 void Scheduler::ForgetKernel(BkKernel* kernel) {
@@ -1767,6 +1780,9 @@ void Scheduler::UpdateLaunchCost(const CostKey& key, double ns) {
   auto c = k->second.find(key.items);
   if (c == k->second.end()) return;
   LaunchCost& cost = c->second;
+  if (!cost.measured)
+    spdlog::debug("launch cost of kernel {} over {} work-items: first measured {:.1f} us",
+                  static_cast<const void*>(key.kernel), key.items, ns / 1e3);
   cost.ns = cost.measured ? Ewma(cost.ns, ns) : ns;
   cost.measured = true;
 }

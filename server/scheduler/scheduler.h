@@ -286,6 +286,12 @@ struct SchedUsage {
   uint64_t at_once = 0;
   // Of those, the ones a session's launch thread put there (LaunchPipe).
   uint64_t at_once_piped = 0;
+  // Fair: launches the dispatcher held (the rest went to the device at once).
+  uint64_t held = 0;
+  // Launches charged their kernel's measured cost, without an event of their own (sampled:
+  // SchedulerOptions::sample_every), and what they were charged.
+  uint64_t estimated = 0;
+  uint64_t estimated_ns = 0;
 };
 
 class Scheduler {
@@ -329,6 +335,7 @@ class Scheduler {
     int in_flight = 0;  // this tenant's launches or slices on the device
     std::chrono::steady_clock::time_point last_submit{};
     BkContext* context = nullptr;  // of its last launch
+    uint64_t last_session = 0;     // of its last launch
   };
 
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
