@@ -1490,6 +1490,40 @@ TEST_F(SchedulerTest, OneSlowWaveDoesNotKeepAKernelInRuns) {
 // A tenant whose launches were held while another was active launches directly again once it
 // is alone, though one of its held launches is still running: behind it on the application's
 // queue, which keeps their order.
+// A direct launch behind held work of its tenant's waits in the driver for that work, and
+// NVIDIA's times of it do not measure the kernel (0.86 ms for a 15 ms one, H200): it is not
+// taken as the kernel's cost, so the launch after it still has an event to measure it by.
+// Were it taken, that launch and the next ones would be sampled (a 400 us kernel of a tenant
+// alone) and charged what it read.
+TEST_F(SchedulerTest, LaunchBehindItsTenantsHeldWorkDoesNotMeasureItsKernel) {
+  SchedulerOptions o;
+  o.sample_every = 16;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("b", 100'000);  // 4 work-groups: a 400 us kernel
+  Launch(a, 4);
+  dev_.RunUntilIdle(dev_.NowNs() + 1'000'000);
+  auto held = Launch(b, 4000, true, false);  // a is active: held, 400 ms on the device
+  ASSERT_TRUE(dev_.WaitFor([](const auto& all) {
+    return std::any_of(all.begin(), all.end(), [](auto& l) { return l.kernel == "b"; });
+  }));
+  dev_.Advance(300'000'000);  // past a's active window; b's held work still runs
+  EXPECT_EQ(UsageOf(b).held, 1u);
+  for (int i = 0; i < 9; ++i) {
+    Launch(b, 4, true, false);  // alone: direct, the first behind the held work
+    dev_.RunUntilIdle();
+  }
+  std::vector<bool> evented;
+  for (auto& l : LaunchesOf(b))
+    if (l.queue == b.app) evented.push_back(l.event);
+  ASSERT_EQ(evented.size(), 9u);
+  EXPECT_TRUE(evented[0]) << "unmeasured: an event";
+  EXPECT_TRUE(evented[1]) << "the launch behind the held work measured nothing: an event again";
+  EXPECT_FALSE(evented[2]) << "measured by the second: sampled from there";
+  EXPECT_EQ(UsageOf(b).held, 1u);
+}
+
 TEST_F(SchedulerTest, TenantAloneAgainLaunchesDirectlyBehindItsHeldWork) {
   Start(SchedulerOptions{});
   auto& a = AddTenant("a");

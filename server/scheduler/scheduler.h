@@ -562,6 +562,8 @@ class Scheduler {
   struct CostKey {
     BkKernel* kernel;
     size_t items;
+    // Its times may update the cost (ChooseEvent says when they may not).
+    bool measures = true;
     bool operator==(const CostKey&) const = default;
   };
   // Keeps a best-effort direct launch's event (a reference of its own) for the harvest. Called
@@ -581,7 +583,8 @@ class Scheduler {
     bool harvest = true;
     double estimate_ns = 0;  // charged when not harvested, by ChooseEvent (see there)
   };
-  EventChoice ChooseEvent(const LaunchRequest& req, const CostKey& ck);  // takes mu_
+  // Also clears ck.measures where the launch's times would not measure its kernel.
+  EventChoice ChooseEvent(const LaunchRequest& req, CostKey& ck);  // takes mu_
   // Completion of a latency-critical launch: charged, and the dispatcher woken.
   void WatchLatencyCritical(BkEvent* ev, const std::string& key, uint64_t seq, CostKey ck);
   using CostBySize = std::unordered_map<size_t, LaunchCost>;  // by work-items
