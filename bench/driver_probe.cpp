@@ -19,6 +19,11 @@
 // the profiling queue (ordered across the two by events), also with a reference to the last
 // event held (as rgpud's launch thread does), in alternating rounds of N; and what the
 // release of N completed events costs.
+// --gated: the profiling times a kernel gets when it waited for a user event (rgpud's gates,
+// and a direct launch behind held work's marker), against the same kernel waiting for nothing
+// or for a kernel of another queue: per case, 20 launches of `busy` (about 1 ms alone), each
+// launch's queued, submit, start and end (ns, relative to its queued time where that is not 0)
+// and the host's time from the event's release to the kernel's completion.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -114,12 +119,100 @@ unsigned Touch(std::vector<unsigned char>& mem, size_t bytes) {
   return sum;
 }
 
+// --gated (see the top of the file): JSON on stdout.
+int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program prog) {
+  cl_int err;
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
+  CHECK(err);
+  cl_kernel busy = clCreateKernel(prog, "busy", &err);
+  CHECK(err);
+  cl_kernel busy2 = clCreateKernel(prog, "busy", &err);
+  CHECK(err);
+  cl_mem fbuf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  CHECK(err);
+  const size_t g = 1;
+  auto times = [](cl_event ev) {
+    cl_ulong t[4] = {};
+    const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                       CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    for (int i = 0; i < 4; ++i) CHECK(clGetEventProfilingInfo(ev, what[i], sizeof(cl_ulong), &t[i], nullptr));
+    return std::vector<cl_ulong>(t, t + 4);
+  };
+  auto set_iters = [&](cl_kernel kk, cl_uint iters) {
+    CHECK(clSetKernelArg(kk, 0, sizeof(fbuf), &fbuf));
+    CHECK(clSetKernelArg(kk, 1, sizeof(iters), &iters));
+  };
+  // About 1 ms alone.
+  cl_uint iters = 100000;
+  set_iters(busy, iters);
+  for (int i = 0; i < 3; ++i) {
+    cl_event ev;
+    CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
+    CHECK(clWaitForEvents(1, &ev));
+    auto t = times(ev);
+    clReleaseEvent(ev);
+    if (t[3] > t[2]) iters = static_cast<cl_uint>(std::min<double>(4e9, 1e6 / (t[3] - t[2]) * 100000));
+  }
+  set_iters(busy, iters);
+  set_iters(busy2, iters);
+  const char* names[] = {"plain", "wait_list_user_event", "behind_marker_on_user_event",
+                         "user_event_set_at_once", "wait_list_other_queue_kernel"};
+  std::string json = "{\"busy_iters\": " + std::to_string(iters) + ", \"cases\": {";
+  for (int c = 0; c < 5; ++c) {
+    json += std::string(c ? ", " : "") + "\"" + names[c] + "\": [";
+    for (int r = 0; r < 20; ++r) {
+      cl_event user = nullptr, marker = nullptr, other = nullptr, ev;
+      if (c >= 1 && c <= 3) {
+        user = clCreateUserEvent(ctx, &err);
+        CHECK(err);
+      }
+      if (c == 2) CHECK(clEnqueueMarkerWithWaitList(q, 1, &user, &marker));
+      if (c == 4) {
+        CHECK(clEnqueueNDRangeKernel(q2, busy2, 1, nullptr, &g, nullptr, 0, nullptr, &other));
+        CHECK(clFlush(q2));
+      }
+      cl_event* waits = c == 1 || c == 3 ? &user : c == 4 ? &other : nullptr;
+      CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, waits ? 1 : 0, waits, &ev));
+      if (c == 3) CHECK(clSetUserEventStatus(user, CL_COMPLETE));
+      CHECK(clFlush(q));
+      Clock::time_point released = Clock::now();
+      if (c == 1 || c == 2) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        released = Clock::now();
+        CHECK(clSetUserEventStatus(user, CL_COMPLETE));
+      }
+      CHECK(clWaitForEvents(1, &ev));
+      const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - released).count();
+      auto t = times(ev);
+      const long long base = t[0] ? static_cast<long long>(t[0]) : 0;
+      char row[256];
+      std::snprintf(row, sizeof(row), "%s[%llu, %lld, %lld, %lld, %lld, %.1f]", r ? ", " : "",
+                    static_cast<unsigned long long>(t[0]), static_cast<long long>(t[1]) - base,
+                    static_cast<long long>(t[2]) - base, static_cast<long long>(t[3]) - base,
+                    static_cast<long long>(t[3]) - static_cast<long long>(t[2]), host_us);
+      json += row;
+      for (cl_event e : {user, marker, other, ev})
+        if (e) clReleaseEvent(e);
+    }
+    json += "]";
+  }
+  std::printf("%s}, \"row\": \"queued, submit-queued, start-queued, end-queued, end-start (ns; "
+              "relative to 0 where queued is 0), host us from release to completion\"}\n",
+              json.c_str());
+  clReleaseMemObject(fbuf);
+  clReleaseKernel(busy);
+  clReleaseKernel(busy2);
+  clReleaseCommandQueue(q2);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string want;
   int n = 20000;
-  bool launch_only = false, pollers = false, events = false;
+  bool launch_only = false, pollers = false, events = false, gated = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
     else if (!std::strcmp(argv[i], "--launch-only"))
@@ -128,11 +221,13 @@ int main(int argc, char** argv) {
       pollers = true;
     else if (!std::strcmp(argv[i], "--events"))
       events = true;
+    else if (!std::strcmp(argv[i], "--gated"))
+      gated = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
       std::fprintf(
           stderr,
-          "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events]\n",
+          "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events | --gated]\n",
           argv[0]);
       return 2;
     }
@@ -157,6 +252,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 1000; ++i) CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
   CHECK(clFinish(q));
 
+  if (gated) return GatedTimes(ctx, dev, q, prog);
   if (pollers) {
     // A pending event: a marker behind a user event, set only at the end.
     cl_event gate = clCreateUserEvent(ctx, &err);
