@@ -500,6 +500,7 @@ class Scheduler {
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
   double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
   DeviceLedger ledger_;                             // GUARDED_BY(mu_)
+  uint64_t odd_times_ = 0;  // GUARDED_BY(mu_); launches timed without QUEUED and SUBMIT (Completed)
   // RGPU_TRACE_REQUESTS=1 only; the pointer is set before any launch, its contents GUARDED_BY(mu_).
   std::unique_ptr<LcTrace> lc_trace_;
   // Whose held slices those are: one tenant's at a time, so that no two tenants' slices
