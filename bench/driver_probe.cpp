@@ -24,6 +24,10 @@
 // or for a kernel of another queue: per case, 20 launches of `busy` (about 1 ms alone), each
 // launch's queued, submit, start and end (ns, relative to its queued time where that is not 0)
 // and the host's time from the event's release to the kernel's completion.
+// --spaced: END - START of a kernel of about 50 us (528 work-groups of 256) launched back to
+// back, against the same launched every 4 ms with a 4-byte blocking read after each (the
+// sharing benchmark's LC requests): whether a kernel after an idle gap takes longer on the
+// device, which rgpud's accounting of such a tenant then charges.
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -32,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -207,12 +212,73 @@ int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program 
   return 0;
 }
 
+// --spaced (see the top of the file): JSON on stdout.
+int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
+  const char* src =
+      "__kernel void spin(__global float* out, const int iters) {"
+      " const size_t gid = get_global_id(0); float x = (float)(gid & 1023) * 1e-3f;"
+      " for (int i = 0; i < iters; ++i) x = fma(x, 0.999999f, 1e-6f); out[gid & 65535] = x; }";
+  cl_int err;
+  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
+  CHECK(err);
+  CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
+  cl_kernel k = clCreateKernel(prog, "spin", &err);
+  CHECK(err);
+  cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 65536 * sizeof(float), nullptr, &err);
+  CHECK(err);
+  const size_t global = 528 * 256, local = 256;
+  auto run = [&](int iters, bool spaced, int count) {
+    CHECK(clSetKernelArg(k, 0, sizeof(out), &out));
+    CHECK(clSetKernelArg(k, 1, sizeof(iters), &iters));
+    std::vector<cl_event> evs(count);
+    float value;
+    for (int i = 0; i < count; ++i) {
+      if (spaced) std::this_thread::sleep_for(std::chrono::milliseconds(4));
+      CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &evs[i]));
+      if (spaced) CHECK(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+    }
+    CHECK(clFinish(q));
+    std::vector<double> us;
+    for (cl_event e : evs) {
+      cl_ulong s = 0, e2 = 0;
+      CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof(s), &s, nullptr));
+      CHECK(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof(e2), &e2, nullptr));
+      us.push_back((e2 - s) / 1e3);
+      clReleaseEvent(e);
+    }
+    std::sort(us.begin(), us.end());
+    return us;
+  };
+  // About 50 us back to back.
+  int iters = 8000;
+  for (int i = 0; i < 3; ++i) {
+    auto us = run(iters, false, 20);
+    iters = std::max(1, static_cast<int>(iters * 50.0 / std::max(us[us.size() / 2], 1e-3)));
+  }
+  std::string json = "{\"iters\": " + std::to_string(iters) + ", \"end_minus_start_us\": {";
+  const char* names[] = {"back_to_back", "every_4ms_with_a_read"};
+  for (int round = 0; round < 3; ++round)
+    for (int c = 0; c < 2; ++c) {
+      auto us = run(iters, c == 1, 200);
+      char row[256];
+      std::snprintf(row, sizeof(row), "%s\"%s_%d\": {\"p10\": %.2f, \"p50\": %.2f, \"p90\": %.2f, \"mean\": %.2f}",
+                    round || c ? ", " : "", names[c], round, us[us.size() / 10], us[us.size() / 2],
+                    us[us.size() * 9 / 10], std::accumulate(us.begin(), us.end(), 0.0) / us.size());
+      json += row;
+    }
+  std::printf("%s}}\n", json.c_str());
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(prog);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string want;
   int n = 20000;
-  bool launch_only = false, pollers = false, events = false, gated = false;
+  bool launch_only = false, pollers = false, events = false, gated = false, spaced = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
     else if (!std::strcmp(argv[i], "--launch-only"))
@@ -223,11 +289,13 @@ int main(int argc, char** argv) {
       events = true;
     else if (!std::strcmp(argv[i], "--gated"))
       gated = true;
+    else if (!std::strcmp(argv[i], "--spaced"))
+      spaced = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
       std::fprintf(
           stderr,
-          "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events | --gated]\n",
+          "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events | --gated | --spaced]\n",
           argv[0]);
       return 2;
     }
@@ -253,6 +321,7 @@ int main(int argc, char** argv) {
   CHECK(clFinish(q));
 
   if (gated) return GatedTimes(ctx, dev, q, prog);
+  if (spaced) return SpacedTimes(ctx, dev, q);
   if (pollers) {
     // A pending event: a marker behind a user event, set only at the end.
     cl_event gate = clCreateUserEvent(ctx, &err);
