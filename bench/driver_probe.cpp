@@ -141,7 +141,8 @@ int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program 
     cl_ulong t[4] = {};
     const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
                                        CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-    for (int i = 0; i < 4; ++i) CHECK(clGetEventProfilingInfo(ev, what[i], sizeof(cl_ulong), &t[i], nullptr));
+    for (int i = 0; i < 4; ++i)
+      CHECK(clGetEventProfilingInfo(ev, what[i], sizeof(cl_ulong), &t[i], nullptr));
     return std::vector<cl_ulong>(t, t + 4);
   };
   auto set_iters = [&](cl_kernel kk, cl_uint iters) {
@@ -157,7 +158,8 @@ int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program 
     CHECK(clWaitForEvents(1, &ev));
     auto t = times(ev);
     clReleaseEvent(ev);
-    if (t[3] > t[2]) iters = static_cast<cl_uint>(std::min<double>(4e9, 1e6 / (t[3] - t[2]) * 100000));
+    if (t[3] > t[2])
+      iters = static_cast<cl_uint>(std::min<double>(4e9, 1e6 / (t[3] - t[2]) * 100000));
   }
   set_iters(busy, iters);
   set_iters(busy2, iters);
@@ -188,7 +190,8 @@ int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program 
         CHECK(clSetUserEventStatus(user, CL_COMPLETE));
       }
       CHECK(clWaitForEvents(1, &ev));
-      const double host_us = std::chrono::duration<double, std::micro>(Clock::now() - released).count();
+      const double host_us =
+          std::chrono::duration<double, std::micro>(Clock::now() - released).count();
       auto t = times(ev);
       const long long base = t[0] ? static_cast<long long>(t[0]) : 0;
       char row[256];
@@ -202,9 +205,10 @@ int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program 
     }
     json += "]";
   }
-  std::printf("%s}, \"row\": \"queued, submit-queued, start-queued, end-queued, end-start (ns; "
-              "relative to 0 where queued is 0), host us from release to completion\"}\n",
-              json.c_str());
+  std::printf(
+      "%s}, \"row\": \"queued, submit-queued, start-queued, end-queued, end-start (ns; "
+      "relative to 0 where queued is 0), host us from release to completion\"}\n",
+      json.c_str());
   clReleaseMemObject(fbuf);
   clReleaseKernel(busy);
   clReleaseKernel(busy2);
@@ -235,7 +239,8 @@ int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
     for (int i = 0; i < count; ++i) {
       if (spaced) std::this_thread::sleep_for(std::chrono::milliseconds(4));
       CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, &local, 0, nullptr, &evs[i]));
-      if (spaced) CHECK(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
+      if (spaced)
+        CHECK(clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof(value), &value, 0, nullptr, nullptr));
     }
     CHECK(clFinish(q));
     std::vector<double> us;
@@ -261,7 +266,8 @@ int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
     for (int c = 0; c < 2; ++c) {
       auto us = run(iters, c == 1, 200);
       char row[256];
-      std::snprintf(row, sizeof(row), "%s\"%s_%d\": {\"p10\": %.2f, \"p50\": %.2f, \"p90\": %.2f, \"mean\": %.2f}",
+      std::snprintf(row, sizeof(row),
+                    "%s\"%s_%d\": {\"p10\": %.2f, \"p50\": %.2f, \"p90\": %.2f, \"mean\": %.2f}",
                     round || c ? ", " : "", names[c], round, us[us.size() / 10], us[us.size() / 2],
                     us[us.size() * 9 / 10], std::accumulate(us.begin(), us.end(), 0.0) / us.size());
       json += row;
@@ -293,10 +299,10 @@ int main(int argc, char** argv) {
       spaced = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events | --gated | --spaced]\n",
-          argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events "
+                   "| --gated | --spaced]\n",
+                   argv[0]);
       return 2;
     }
   }
