@@ -145,6 +145,20 @@ def check_header(doc):
     cal = doc.get("calibration_matrix", {})
     expect(cal.get("opaque", {}).get("binary_bytes", 0) > 0, f"opaque kernel: {cal.get('opaque')}")
     expect(cal.get("membound", {}).get("device_ms", 0) > 0, f"membound kernel: {cal.get('membound')}")
+    # The accounting's references: an LC kernel as its tenant runs it, after an idle gap; a
+    # short BE kernel back to back. Every tenant through rgpud is compared against them.
+    spins = cal.get("spins", {})
+    lc = spins.get(f"lc{US}", {})
+    expect(lc.get("spaced_device_ms", 0) > 0, f"lc{US}: no time after an idle gap: {lc}")
+    for kind in ("brief", "tiny"):
+        expect(spins.get(kind, {}).get("back_to_back_device_ms", 0) > 0, f"{kind}: no back-to-back time")
+    for run in doc["runs"]:
+        for t in run.get("tenants", []):
+            kind = "lc" if t.get("role") == "lc" else None
+            if kind and "kernel_device_ms" in t:
+                expect(t["kernel_device_ms"] == lc.get("spaced_device_ms"),
+                       f"{run['mode']} {run['scenario']} {t.get('tenant')}: accounted against "
+                       f"{t['kernel_device_ms']} ms, not the LC kernel after a gap ({lc.get('spaced_device_ms')})")
 
 
 def check_report(out):

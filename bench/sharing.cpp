@@ -659,13 +659,18 @@ void Bench::CalibrateMatrix(json& doc, const std::vector<std::string>& scenarios
   // brief: one wave, as many work-groups as the device holds at once (2048 work-items per
   // compute unit, as rgpud counts a wave).
   const size_t brief_groups = cu * std::max<size_t>(1, 2048 / std::max<size_t>(opt_.local, 1));
-  json spins =
-      json::array({{{"name", "short"},
-                    {"groups", opt_.be_short_groups_per_cu * cu},
-                    {"target_ms", opt_.be_short_ms}},
-                   {{"name", "long"}, {"groups", cu}, {"target_ms", opt_.be_long_ms}},
-                   {{"name", "brief"}, {"groups", brief_groups}, {"target_ms", opt_.be_brief_ms}},
-                   {{"name", "tiny"}, {"groups", brief_groups}, {"target_ms", opt_.be_tiny_ms}}});
+  json spins = json::array({{{"name", "short"},
+                             {"groups", opt_.be_short_groups_per_cu * cu},
+                             {"target_ms", opt_.be_short_ms}},
+                            {{"name", "long"}, {"groups", cu}, {"target_ms", opt_.be_long_ms}},
+                            {{"name", "brief"},
+                             {"groups", brief_groups},
+                             {"target_ms", opt_.be_brief_ms},
+                             {"back_to_back", true}},
+                            {{"name", "tiny"},
+                             {"groups", brief_groups},
+                             {"target_ms", opt_.be_tiny_ms},
+                             {"back_to_back", true}}});
   std::vector<int> lengths;
   for (const auto& sc : scenarios)
     if (rgpu::bench::matrix::IsMatrix(sc))

@@ -631,12 +631,15 @@ void Scheduler::Harvest() {
         auto it = tenants_.find(d.tenant);
         if (it != tenants_.end()) it->second.in_flight--;
         auto& t = times[i];
-        if (t.ok() && !d.cost_key.measures && t->start >= t->submit && t->submit >= t->queued)
+        if (t.ok() && !d.cost_key.measures) {
+          auto us = [](uint64_t from, uint64_t to) {
+            return (static_cast<double>(to) - static_cast<double>(from)) / 1e3;
+          };
           spdlog::debug(
-              "launch behind held work, not taken as its kernel's cost: queued, then "
-              "submitted {:.1f} us later, started {:.1f} us later, ran {:.1f} us",
-              (t->submit - t->queued) / 1e3, (t->start - t->submit) / 1e3,
-              (t->end - t->start) / 1e3);
+              "launch behind held work, not taken as its kernel's cost: QUEUED {}, then "
+              "SUBMIT {:.1f} us later, START {:.1f} us later, END {:.1f} us after START",
+              t->queued, us(t->queued, t->submit), us(t->submit, t->start), us(t->start, t->end));
+        }
         if (t.ok())
           UpdateLaunchCost(d.cost_key,
                            t->end > t->start ? static_cast<double>(t->end - t->start) : 0);

@@ -286,7 +286,8 @@ struct SchedUsage {
   uint64_t at_once = 0;
   // Of those, the ones a session's launch thread put there (LaunchPipe).
   uint64_t at_once_piped = 0;
-  // Fair: launches the dispatcher held (the rest went to the device at once).
+  // Fair: launches held because another tenant was active (Scheduler::Hold), whether they
+  // then waited for the dispatcher or went at once (at_once); the rest went direct.
   uint64_t held = 0;
   // Launches charged their kernel's measured cost, without an event of their own (sampled:
   // SchedulerOptions::sample_every), and what they were charged.
