@@ -50,6 +50,7 @@
 #include <sstream>
 
 #include "bench/probe_check.h"
+#include "bench/sharing_matrix.h"
 #include "server/scheduler/slicer.h"
 
 namespace {
@@ -65,13 +66,14 @@ double UsPer(Clock::time_point t0, int n) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
 }
 
-cl_kernel BuildTiny(cl_context ctx, cl_device_id dev, const std::string& source) {
+cl_kernel BuildKernel(cl_context ctx, cl_device_id dev, const std::string& source,
+                      const char* name = "tiny") {
   const char* src = source.c_str();
   cl_int err;
   cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
   CHECK(err);
   CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
-  cl_kernel k = clCreateKernel(prog, "tiny", &err);
+  cl_kernel k = clCreateKernel(prog, name, &err);
   CHECK(err);
   clReleaseProgram(prog);  // the kernel keeps it
   return k;
@@ -218,16 +220,9 @@ int GatedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program 
 
 // --spaced (see the top of the file): JSON on stdout.
 int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
-  const char* src =
-      "__kernel void spin(__global float* out, const int iters) {"
-      " const size_t gid = get_global_id(0); float x = (float)(gid & 1023) * 1e-3f;"
-      " for (int i = 0; i < iters; ++i) x = fma(x, 0.999999f, 1e-6f); out[gid & 65535] = x; }";
+  // The sharing benchmark's LC kernel, as its matrix launches it.
+  cl_kernel k = BuildKernel(ctx, dev, rgpu::bench::matrix::kSpinSource, "spin");
   cl_int err;
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
-  cl_kernel k = clCreateKernel(prog, "spin", &err);
-  CHECK(err);
   cl_mem out = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 65536 * sizeof(float), nullptr, &err);
   CHECK(err);
   const size_t global = 528 * 256, local = 256;
@@ -275,7 +270,6 @@ int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
   std::printf("%s}}\n", json.c_str());
   clReleaseMemObject(out);
   clReleaseKernel(k);
-  clReleaseProgram(prog);
   return 0;
 }
 
@@ -619,11 +613,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the slicer refused tiny: %s\n", rewritten.status().message().c_str());
     return 1;
   }
-  cl_kernel k_rewritten = BuildTiny(ctx, dev, rewritten->source);
+  cl_kernel k_rewritten = BuildKernel(ctx, dev, rewritten->source);
   cl_kernel k_padded =
-      BuildTiny(ctx, dev,
-                "__kernel void tiny(__global int* p, ulong16 h, volatile __global uint* c) "
-                "{ if (get_global_id(0) == 0) p[0] += 1; }");
+      BuildKernel(ctx, dev,
+                  "__kernel void tiny(__global int* p, ulong16 h, volatile __global uint* c) "
+                  "{ if (get_global_id(0) == 0) p[0] += 1; }");
   const cl_ulong16 whole = rgpu::slicer::HiddenArgForWholeLaunch();
   const cl_mem no_mem = nullptr;
   for (cl_kernel kk : {k_rewritten, k_padded}) {

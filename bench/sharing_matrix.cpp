@@ -15,16 +15,6 @@
 
 namespace rgpu::bench::matrix {
 
-const char* const kSpinSource = R"CL(
-__kernel void spin(__global float* out, const int iters) {
-  const size_t gid = get_global_id(0);
-  float x = (float)(gid & 1023) * 1e-3f;
-  const float a = 0.999999f, b = 1e-6f;
-  for (int i = 0; i < iters; ++i) x = fma(x, a, b);
-  out[gid & 65535] = x;
-}
-)CL";
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -194,11 +184,7 @@ struct Launch {
     cl_event ev;
     Enqueue(&ev);
     CL_CHECK(clWaitForEvents(1, &ev));
-    cl_ulong s = 0, e = 0;
-    CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(s), &s, nullptr));
-    CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(e), &e, nullptr));
-    clReleaseEvent(ev);
-    return (e - s) / 1e6;
+    return TakeMs(ev);
   }
   // The median device time of `n` launches enqueued back to back, as a BE tenant keeps its
   // launches coming (DeviceMs leaves the device idle for a round trip before each).
@@ -207,15 +193,18 @@ struct Launch {
     for (auto& ev : evs) Enqueue(&ev);
     CL_CHECK(clWaitForEvents(n, evs.data()));
     std::vector<double> ms;
-    for (cl_event ev : evs) {
-      cl_ulong s = 0, e = 0;
-      CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(s), &s, nullptr));
-      CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(e), &e, nullptr));
-      clReleaseEvent(ev);
-      ms.push_back((e - s) / 1e6);
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    for (cl_event ev : evs) ms.push_back(TakeMs(ev));
+    return sharing::MedianOf(ms);
+  }
+
+ private:
+  // END - START of a completed launch, in ms; releases its event.
+  static double TakeMs(cl_event ev) {
+    cl_ulong s = 0, e = 0;
+    CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(s), &s, nullptr));
+    CL_CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(e), &e, nullptr));
+    clReleaseEvent(ev);
+    return (e - s) / 1e6;
   }
 };
 

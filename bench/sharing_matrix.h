@@ -31,7 +31,15 @@ using nlohmann::json;
 
 // A dependent FMA chain with a run-time length the compiler cannot fold. It uses only
 // get_global_id, so the slicer's rewrite accepts it (unless it comes from a binary).
-extern const char* const kSpinSource;
+inline constexpr const char* kSpinSource = R"CL(
+__kernel void spin(__global float* out, const int iters) {
+  const size_t gid = get_global_id(0);
+  float x = (float)(gid & 1023) * 1e-3f;
+  const float a = 0.999999f, b = 1e-6f;
+  for (int i = 0; i < iters; ++i) x = fma(x, a, b);
+  out[gid & 65535] = x;
+}
+)CL";
 
 inline const std::vector<std::string> kArrivals{"periodic", "poisson", "bursty", "pareto"};
 // short: many work-groups, launches of 15 ms; brief: launches of one wave (every work-group

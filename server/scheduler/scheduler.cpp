@@ -252,8 +252,8 @@ int Scheduler::ActiveTenants() {
 
 void Scheduler::Completed(uint64_t seq, const std::string& tenant, const ProfilingTimes* t) {
   // NVIDIA left QUEUED and SUBMIT at 0, with START and END that did not measure the kernel, for
-  // direct launches behind held work (ChooseEvent): counted, to see whether other launches
-  // get such times too.
+  // direct launches behind held work (ChooseEvent): counted (and the first few logged), to see
+  // whether other launches get such times too.
   if (t && t->queued == 0 && t->submit == 0 && t->start > 1'000'000'000) {
     if (odd_times_++ < 10)
       spdlog::debug(
@@ -631,15 +631,6 @@ void Scheduler::Harvest() {
         auto it = tenants_.find(d.tenant);
         if (it != tenants_.end()) it->second.in_flight--;
         auto& t = times[i];
-        if (t.ok() && !d.cost_key.measures) {
-          auto us = [](uint64_t from, uint64_t to) {
-            return (static_cast<double>(to) - static_cast<double>(from)) / 1e3;
-          };
-          spdlog::debug(
-              "launch behind held work, not taken as its kernel's cost: QUEUED {}, then "
-              "SUBMIT {:.1f} us later, START {:.1f} us later, END {:.1f} us after START",
-              t->queued, us(t->queued, t->submit), us(t->submit, t->start), us(t->start, t->end));
-        }
         if (t.ok())
           UpdateLaunchCost(d.cost_key,
                            t->end > t->start ? static_cast<double>(t->end - t->start) : 0);
