@@ -6,7 +6,8 @@
 Runs `rgpu-bench-sharing --matrix --quick --platform Portable` (native processes and a real
 rgpud with fifo and fair, on PoCL), then checks that sharing.json holds every expected cell of
 every mode with sane figures, that an LC shape has the same due times solo and in a cell, that
-rgpud accounted every tenant some device time, and that bench/report.py fills a doc's matrix
+rgpud accounted every tenant some device time, that two equal BE tenants get their own table
+(their total against fifo's), and that bench/report.py fills a doc's matrix
 regions from the result. It does not check the targets: PoCL runs on the CPU.
 """
 import argparse
@@ -32,7 +33,8 @@ CELLS = {
     f"mx_poisson_{US}_tiny": ["lc", "be"],
     f"mx_2lc2be_poisson_{US}": ["lc", "lc2", "be", "be2"],
 }
-EXPECTED = {**{s: ["lc"] for s in LC_SOLOS}, **{s: ["be"] for s in BE_SOLOS}, **CELLS}
+EQUAL = {"mx_equal2_tiny": ["t0", "t1"]}  # two equal BE tenants, no LC
+EXPECTED = {**{s: ["lc"] for s in LC_SOLOS}, **{s: ["be"] for s in BE_SOLOS}, **CELLS, **EQUAL}
 
 problems = []
 
@@ -163,7 +165,14 @@ def check_header(doc):
 def check_report(out):
     md = (out / "sharing.md").read_text()
     for scenario in EXPECTED:
-        expect(f"| `{scenario}` |" in md, f"sharing.md: no row for {scenario}")
+        if scenario not in EQUAL:
+            expect(f"| `{scenario}` |" in md, f"sharing.md: no row for {scenario}")
+    # Equal tenants: their own table, a row per kind and count, each mode's total against fifo.
+    equal = md.split("## Matrix equal tenants")[-1]
+    row = next((x for x in equal.splitlines() if x.startswith("| tiny | 2 |")), "")
+    expect(row.count("of fifo") == 1 and row.count("Jain") == len(MODES), f"sharing.md: equal tenants row {row!r}")
+    expect("- **fair**: equal tenants worst" in equal, "sharing.md: no equal-tenants line for fair")
+    expect("mx_equal2_tiny" not in md.split("## Matrix solo runs")[0], "sharing.md: equal tenants counted as a cell")
     doc = json.loads((out / "sharing.json").read_text())
     for mode in MODES:
         line = next((x for x in md.splitlines() if x.startswith(f"- **{mode}**: worst LC p99")), None)
@@ -181,7 +190,8 @@ def check_report(out):
         doc = pathlib.Path(tmp) / "doc.md"
         doc.write_text("".join(f"<!-- BEGIN GENERATED: matrix-{s} -->\nPLACEHOLDER\n<!-- END GENERATED: matrix-{s} -->\n"
                                for s in ("environment", "matrix", "matrix-solo-runs",
-                                         "matrix-native-solo-runs", "matrix-host-stalls")))
+                                         "matrix-native-solo-runs", "matrix-host-stalls",
+                                         "matrix-equal-tenants")))
         report = pathlib.Path(__file__).with_name("report.py")
         rc = subprocess.run([sys.executable, str(report), str(out), "--bench", "sharing", "--region", "matrix",
                              "--docs", str(doc)]).returncode

@@ -264,6 +264,7 @@ struct Options {
   bool quick = false;
   // The matrix (bench/sharing_matrix.h).
   bool matrix = false;
+  bool equal = false;  // with matrix: equal BE tenants (EqualScenarios) instead of the LC cells
   rgpu::bench::matrix::Shape shape;
   double lc_gap_ms = 4;
   uint64_t seed = 1;
@@ -1479,6 +1480,10 @@ int main(int argc, char** argv) {
   mx->add_option("--baseline", o.baseline,
                  "An earlier sharing.json (same device): its native runs and matrix calibration stand in for "
                  "mode native, so that policies can be compared without running native again");
+  mx->add_flag(
+      "--equal", o.equal,
+      "With --matrix: equal BE tenants instead of the LC cells (each BE kind alone, 2 and 4 of it: "
+      "mx_be_KIND, mx_equal2_KIND, mx_equal4_KIND)");
   bool list = false;
   app.add_flag("--list", list, "Print the scenarios these options run, one a line, and exit");
   CLI11_PARSE(app, argc, argv);
@@ -1504,8 +1509,9 @@ int main(int argc, char** argv) {
       if (!bmem->count()) o.be_mem_mib = 32;
     }
     if (!app.get_option("--scenarios")->count())
-      o.scenarios = o.quick ? rgpu::bench::matrix::QuickScenarios(o.shape.default_lc_us)
-                            : rgpu::bench::matrix::FullScenarios(o.shape);
+      o.scenarios = o.equal   ? rgpu::bench::matrix::EqualScenarios(o.shape)
+                    : o.quick ? rgpu::bench::matrix::QuickScenarios(o.shape.default_lc_us)
+                              : rgpu::bench::matrix::FullScenarios(o.shape);
   }
   for (const auto& sc : o.scenarios) {
     try {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -119,14 +120,21 @@ std::vector<Tenant> TenantsOf(const std::string& scenario) {
   try {
     if (p.size() == 4 && p[1] == "lc") return {Lc("lc", p[2], Micros(p[3]))};
     if (p.size() == 3 && p[1] == "be") return {Be("be", p[2])};
+    if (p.size() == 3 && (p[1] == "equal2" || p[1] == "equal4")) {
+      std::vector<Tenant> out;
+      for (int i = 0; i < p[1].back() - '0'; ++i) out.push_back(Be("t" + std::to_string(i), p[2]));
+      return out;
+    }
     if (p.size() == 4 && p[1] == "2lc2be")
       return {Lc("lc", p[2], Micros(p[3])), Lc("lc2", p[2], Micros(p[3]), 1), Be("be", "short"),
               Be("be2", "membound")};
     if (p.size() == 4) return {Lc("lc", p[1], Micros(p[2])), Be("be", p[3])};
   } catch (const std::logic_error&) {
   }
-  throw std::runtime_error("unknown matrix scenario " + scenario +
-                           " (mx_lc_ARRIVAL_US, mx_be_KIND, mx_ARRIVAL_US_KIND or mx_2lc2be_ARRIVAL_US)");
+  throw std::runtime_error(
+      "unknown matrix scenario " + scenario +
+      " (mx_lc_ARRIVAL_US, mx_be_KIND, mx_ARRIVAL_US_KIND, mx_2lc2be_ARRIVAL_US or "
+      "mx_equalN_KIND, N 2 or 4)");
 }
 
 std::vector<std::string> FullScenarios(const Shape& s) {
@@ -156,6 +164,14 @@ std::vector<std::string> QuickScenarios(int lc_us) {
     out.push_back("mx_" + kArrivals[i % kArrivals.size()] + "_" + us + "_" +
                   kBeKinds[i % kBeKinds.size()]);
   out.push_back("mx_2lc2be_poisson_" + us);
+  out.push_back("mx_equal2_tiny");
+  return out;
+}
+
+std::vector<std::string> EqualScenarios(const Shape& s) {
+  std::vector<std::string> out;
+  for (const auto& k : s.be_kinds)
+    for (const char* n : {"be_", "equal2_", "equal4_"}) out.push_back("mx_" + std::string(n) + k);
   return out;
 }
 
@@ -574,6 +590,13 @@ std::vector<std::string> MatrixScenarios(const json& doc) {
   return out;
 }
 
+// Equal BE tenants and no LC one (mx_equalN_KIND): not a cell of the LC/BE matrix.
+bool IsEqual(const std::string& scenario) {
+  const auto tenants = TenantsOf(scenario);
+  return tenants.size() > 1 && std::all_of(tenants.begin(), tenants.end(),
+                                           [](const Tenant& t) { return t.role == "be"; });
+}
+
 std::string Mark(double v, bool ok) { return std::isnan(v) ? "–" : Fmt(v) + "x" + (ok ? "" : " ✗"); }
 
 // A run during which the host held the benchmark's own 1 ms sleeper back by more than a
@@ -593,6 +616,7 @@ std::string RatiosTable(const json& doc) {
   for (size_t i = 0; i < modes.size(); ++i) md << "---:|---:|";
   md << "\n";
   for (const auto& sc : MatrixScenarios(doc)) {
+    if (IsEqual(sc)) continue;  // EqualTable
     md << "| `" << sc << "` | " << Describe(sc) << " |";
     for (const auto& m : modes) {
       const Ratios r = RatiosOf(doc, m, sc);
@@ -633,7 +657,7 @@ std::string WorstCases(const json& doc) {
     int cells = 0, missing = 0;
     for (const auto& sc : MatrixScenarios(doc)) {
       const auto tenants = TenantsOf(sc);
-      if (tenants.size() < 2) continue;  // solo runs are not cells
+      if (tenants.size() < 2 || IsEqual(sc)) continue;  // solo runs and equal tenants are not cells
       ++cells;
       const Ratios r = RatiosOf(doc, m, sc);
       if (std::isnan(r.lc) || std::isnan(r.be)) {
@@ -643,6 +667,7 @@ std::string WorstCases(const json& doc) {
       all.Add(r, sc);
       if (HostStallsOf(FindRun(doc, m, sc)) < kHostStalls) quiet.Add(r, sc);
     }
+    if (cells == 0) continue;  // a run of solo shapes and equal tenants only
     md << "- **" << m << "**: " << all.Describe() << "; " << all.met << " of " << cells
        << " cells meet both targets";
     if (missing) md << "; " << missing << " cells without figures (failed runs)";
@@ -653,6 +678,104 @@ std::string WorstCases(const json& doc) {
          << " cells whose run the host did not hold back (no ⚠): " << quiet.Describe() << ", "
          << quiet.met << " meet both";
     md << ".\n";
+  }
+  return md.str();
+}
+
+// Equal tenants of one BE kind: their kernels/s together against the kind alone natively
+// (the device they used), against fifo's total in the same run of tenants, and Jain's index
+// over them; the kind alone is the row of one tenant.
+struct EqualRun {
+  double total = NAN, jain = NAN;
+};
+
+EqualRun EqualOf(const json& doc, const std::string& mode, const std::string& scenario) {
+  const auto tenants = TenantsOf(scenario);
+  double sum = 0, squares = 0;
+  for (const auto& t : tenants) {
+    const double r = Rate(FindTenant(doc, mode, scenario, t.name));
+    if (std::isnan(r)) return {};
+    sum += r;
+    squares += r * r;
+  }
+  return {sum, squares > 0 ? sum * sum / (static_cast<double>(tenants.size()) * squares) : NAN};
+}
+
+constexpr double kEqualTarget = 0.95, kAloneTarget = 0.97;  // against fifo (issue 15)
+
+// The lowest of a mode's figures against fifo, and how many met their target.
+struct Lowest {
+  double v = NAN;
+  std::string at;
+  int met = 0, n = 0;
+  void Add(double x, const std::string& sc, bool ok) {
+    ++n;
+    met += ok;
+    if (std::isnan(v) || x < v) v = x, at = sc;
+  }
+  std::string Describe(const char* what, const std::string& target) const {
+    return std::string(what) + " worst " + Fmt(v) + " of fifo (`" + at + "`), " +
+           std::to_string(met) + " of " + std::to_string(n) + " " + target;
+  }
+};
+
+std::string EqualTable(const json& doc) {
+  std::vector<std::string> kinds;
+  for (const auto& sc : MatrixScenarios(doc))
+    if (IsEqual(sc) &&
+        std::find(kinds.begin(), kinds.end(), TenantsOf(sc)[0].be_kind) == kinds.end())
+      kinds.push_back(TenantsOf(sc)[0].be_kind);
+  if (kinds.empty()) return "";
+  const auto modes = MatrixModes(doc);
+  const bool fifo = std::find(modes.begin(), modes.end(), "fifo") != modes.end();
+  std::ostringstream md;
+  md << "| BE kind | tenants |";
+  for (const auto& m : modes) md << " " << m << " |";
+  md << "\n|---|---:|";
+  for (size_t i = 0; i < modes.size(); ++i) md << "---|";
+  md << "\n";
+  std::map<std::string, Lowest> worst_equal, worst_alone;  // per mode, against fifo
+  for (const auto& kind : kinds) {
+    const double native = Median(NativeSoloFigures(doc, "mx_be_" + kind, "be", Rate));
+    for (const std::string n : {"1", "2", "4"}) {
+      const std::string sc = n == "1" ? "mx_be_" + kind : "mx_equal" + n + "_" + kind;
+      if (std::find(doc["options"]["scenarios"].begin(), doc["options"]["scenarios"].end(), sc) ==
+          doc["options"]["scenarios"].end())
+        continue;
+      md << "| " << kind << " | " << n << " |";
+      const EqualRun base = fifo ? EqualOf(doc, "fifo", sc) : EqualRun{};
+      for (const auto& m : modes) {
+        const EqualRun e = EqualOf(doc, m, sc);
+        md << " " << Fmt(e.total / native) << "x";
+        if (m != "native" && m != "fifo" && !std::isnan(base.total)) {
+          const double vs = e.total / base.total;
+          const bool ok = vs >= (n == "1" ? kAloneTarget : kEqualTarget);
+          md << "; " << Fmt(vs) << " of fifo" << (ok ? "" : " ✗");
+          (n == "1" ? worst_alone : worst_equal)[m].Add(vs, sc, ok);
+        }
+        if (n != "1") md << "; Jain " << Fmt(e.jain, 3);
+        md << " |";
+      }
+      md << "\n";
+    }
+  }
+  md << "\nEach figure: the tenants' kernels/s together divided by the kind's kernels/s alone in a "
+        "native process (median of the native solo runs); then, for modes other than fifo, that "
+        "total against fifo's in the same scenario; Jain's index over the tenants (1 = equal). "
+        "Targets (issue 15): 2 to 4 equal tenants together at least "
+     << Fmt(kEqualTarget) << " of fifo; a tenant alone at most " << Fmt((1 - kAloneTarget) * 100, 0)
+     << "% slower than under fifo; ✗ marks a miss.\n\n";
+  for (const auto& m : modes) {
+    if (!worst_equal.count(m) && !worst_alone.count(m)) continue;
+    md << "- **" << m << "**:";
+    if (worst_equal.count(m))
+      md << " " << worst_equal[m].Describe("equal tenants", "at or above " + Fmt(kEqualTarget))
+         << ";";
+    if (worst_alone.count(m))
+      md << " "
+         << worst_alone[m].Describe("alone", "within " + Fmt((1 - kAloneTarget) * 100, 0) + "%")
+         << ".";
+    md << "\n";
   }
   return md.str();
 }
@@ -780,6 +903,8 @@ std::string Markdown(const json& doc) {
         "divide by.\n\n"
      << NativeRepeatsTable(doc) << "\n";
   md << "## Matrix host stalls\n\n" << HostStallsTable(doc) << "\n";
+  if (const std::string equal = EqualTable(doc); !equal.empty())
+    md << "## Matrix equal tenants (sharing wastes no device)\n\n" << equal << "\n";
   return md.str();
 }
 

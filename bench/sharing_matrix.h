@@ -7,6 +7,8 @@
 //   mx_be_<kind>                  one BE tenant alone
 //   mx_<arrival>_<us>_<kind>      one LC tenant beside one BE tenant
 //   mx_2lc2be_<arrival>_<us>      LC tenants lc, lc2 beside BE tenants be (short), be2 (membound)
+//   mx_equal<n>_<kind>            n (2 or 4) equal BE tenants t0.. of one kind (no LC): does
+//                                 sharing waste device time? (EqualScenarios)
 // arrival: periodic | poisson | bursty | pareto; us: the LC kernel's device time alone, in
 // microseconds; kind: short | membound | long | opaque.
 //
@@ -83,8 +85,12 @@ struct Shape {
 // Every solo run, then: the default LC length under every arrival beside every BE kind; the
 // other lengths with Poisson arrivals beside every BE kind; 2 LC + 2 BE.
 std::vector<std::string> FullScenarios(const Shape& s);
-// The CI smoke subset: every arrival and every BE kind at least once, at one LC length.
+// The CI smoke subset: every arrival and every BE kind at least once, at one LC length, and
+// one run of equal tenants.
 std::vector<std::string> QuickScenarios(int lc_us);
+// For each BE kind: the kind alone, then 2 and 4 equal tenants of it (issue 15: one tenant
+// alone within 3% of fifo; 2-4 equal tenants' total at least 95% of fifo's).
+std::vector<std::string> EqualScenarios(const Shape& s);
 
 // Tenant processes. `Calibrate` (native, profiling on) finds the iteration counts of every spin
 // shape and times the membound and opaque kernels; `RunTenant` runs one LC or BE tenant.
