@@ -133,6 +133,17 @@ int main(int argc, char** argv) try {
                  "stopped) stops keeping that tenant off the device: the GPU time-slices the two.")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
+  app.add_option("--be-turns", opt.sched.be_turns,
+                 "fair: a best-effort tenant keeps the device for a quantum once its turn "
+                 "begins, whatever the length of its launches (1 on, 0 off: the least-used "
+                 "tenant goes at every launch).")
+      ->capture_default_str();
+  app.add_option("--turn-wait-us", opt.sched.turn_wait_us,
+                 "fair: when the work of the tenant whose turn it is ends before its next "
+                 "launch comes, the device waits this long for it before another tenant's "
+                 "turn begins, in microseconds.")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   app.add_option("--lc-slice-us", opt.sched.lc_slice_us,
                  "fair: best-effort launches that cannot be stopped mid-way run in slices of at "
                  "most this much device time while a latency-critical tenant is active.")

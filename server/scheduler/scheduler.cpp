@@ -1192,6 +1192,7 @@ bool Scheduler::ReleaseOverrun(Clock::time_point now) {
   on_device_->usage.overruns++;
   device_in_flight_ = 0;
   on_device_ = nullptr;
+  turn_ = nullptr;  // its turn ends with it
   progress_at_ = now;
   return true;
 }
@@ -1301,6 +1302,8 @@ bool Scheduler::OthersActive(const TenantState& st, Clock::time_point now) const
 
 Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::time_point now) {
   TenantState* pick = nullptr;
+  TenantState* other = nullptr;  // the best-effort tenant other than turn_ that has used least
+  bool turn_ready = false;       // the tenant whose turn it is has a launch to go
   for (auto& [key, st] : tenants_) {
     const auto h = Candidate(st);
     if (!h || !Dispatchable(*h)) continue;
@@ -1316,11 +1319,62 @@ Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::ti
         wake_at_ = lc_state.whole_until;
       continue;
     }
+    if (&st == turn_)
+      turn_ready = true;
+    else if (!lc && (!other || VtimeOf(st, now) < VtimeOf(*other, now)))
+      other = &st;
     if (!pick || (lc && pick->priority != Priority::LatencyCritical) ||
-        (lc == (pick->priority == Priority::LatencyCritical) && st.vtime < pick->vtime))
+        (lc == (pick->priority == Priority::LatencyCritical) &&
+         VtimeOf(st, now) < VtimeOf(*pick, now)))
       pick = &st;
   }
+  // Latency-critical work goes first. Among best-effort tenants, the one whose turn it is
+  // keeps the device until its quantum has passed (SchedulerOptions::be_turns).
+  if (!pick || pick->priority == Priority::LatencyCritical || !options_.be_turns || !turn_)
+    return pick;
+  if (InTurn(now)) {
+    if (turn_ready) return turn_;
+    // Its work on the device has just ended and its next launch has not come yet: wait a
+    // little for it rather than change context (once a turn: a wait that ran out ends it).
+    // Not for work it has queued that cannot go yet: that may wait for anything.
+    if (device_in_flight_ == 0 && turn_->queue.empty() && turn_idle_since_ >= turn_start_) {
+      const auto until = turn_idle_since_ + std::chrono::nanoseconds(
+                                                static_cast<int64_t>(options_.turn_wait_us * 1000));
+      if (now < until) {
+        if (wake_at_ == Clock::time_point{} || until < wake_at_) wake_at_ = until;
+        return nullptr;
+      }
+      turn_ = nullptr;
+    }
+    return pick;
+  }
+  // Its turn is over: the waiting tenant that has used least goes next, and the one whose
+  // turn it was begins another only while it is a whole turn behind that one. (Turns run
+  // past the quantum by the slices in flight when it passes: the least used alone would have
+  // two tenants leapfrog each other in double turns.)
+  if (pick == turn_ && other &&
+      VtimeOf(*turn_, now) + options_.quantum_us * 1000.0 / turn_->usage.weight >
+          VtimeOf(*other, now))
+    return other;
   return pick;
+}
+
+double Scheduler::VtimeOf(const TenantState& st, Clock::time_point now) const {
+  if (&st != turn_ || !options_.be_turns) return st.vtime;
+  // Its turn's device time is charged as its slices end and the ledger settles them, some
+  // after the turn: counted from the turn's start until its work on the device last ended
+  // (or now), so that a turn that has just ended does not look unused and begin again.
+  const bool idle = on_device_ != turn_ && turn_idle_since_ >= turn_start_;
+  const double turn_ns =
+      std::chrono::duration<double, std::nano>((idle ? turn_idle_since_ : now) - turn_start_)
+          .count();
+  return std::max(st.vtime, turn_vtime_ + turn_ns / st.usage.weight);
+}
+
+bool Scheduler::InTurn(Clock::time_point now) const {
+  return options_.be_turns && turn_ != nullptr &&
+         now - turn_start_ <
+             std::chrono::nanoseconds(static_cast<int64_t>(options_.quantum_us * 1000));
 }
 
 bool Scheduler::DeviceTakes(const TenantState* pick, const Held& h, bool lc_active) const {
@@ -1420,6 +1474,11 @@ Scheduler::Dispatch Scheduler::Commit(TenantState& pick, const std::shared_ptr<H
   } else {
     device_in_flight_++;
     on_device_ = &pick;
+  }
+  if (pick.priority != Priority::LatencyCritical && (turn_ != &pick || !InTurn(now))) {
+    turn_ = &pick;  // a best-effort tenant's turn begins (PickTenant)
+    turn_start_ = now;
+    turn_vtime_ = pick.vtime;
   }
   d.seq = ledger_.Submit();
   progress_at_ = now;
@@ -1678,6 +1737,7 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
       overran_--;
     }
   } else if (--device_in_flight_ == 0) {
+    if (on_device_ == turn_) turn_idle_since_ = Now();
     on_device_ = nullptr;
   }
   h.in_flight--;
@@ -1769,6 +1829,7 @@ void Scheduler::CancelSession(uint64_t session_id) {
     spdlog::info("session {} scheduling ({}): {}", session_id, PolicyName(options_.policy),
                  UsageLine(u));
     if (on_device_ == &it->second) on_device_ = nullptr;
+    if (turn_ == &it->second) turn_ = nullptr;
     tenants_.erase(it);
   }
   // What the soak watches (scripts/soak_vanishing_clients.sh): none of these may grow with

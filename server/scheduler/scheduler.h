@@ -68,6 +68,17 @@ struct SchedulerOptions {
   // launch of a few long work-groups (the lab's core-intensive kernel, 55 ms) that went
   // beside others after 33 ms took twice as long beside G-mem tenants, which gained nothing.
   double overrun_us = 100000.0;
+  // fair: a best-effort tenant's turn holds whatever its launches are. While its turn lasts
+  // (a quantum of wall time from its first dispatch) it keeps the device whenever it has a
+  // launch to go, though another has used less; when its work on the device ends and its
+  // next launch has not come, the device waits up to turn_wait_us for it before another
+  // tenant's turn begins. Without turns (0), tenants whose launches are short (a closed loop
+  // of 30 us kernels) alternated launch by launch, each change of context costing the device
+  // about 140 us: two such tenants together ran at 0.51 of fifo (H200, docs/scheduling.md
+  // "Sharing wastes no device"). At most one wait per turn: a tenant that has gone idle
+  // costs the device at most turn_wait_us a quantum.
+  bool be_turns = true;
+  double turn_wait_us = 0.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time each...
   double lc_slice_us = 50.0;
@@ -368,6 +379,9 @@ class Scheduler {
   // tenant whose work goes next; whether the device takes more of it now; and how many slices
   // of it go in one dispatch.
   bool FinishOneOver(std::unique_lock<std::mutex>& lk);
+  bool InTurn(Clock::time_point now) const;  // a best-effort tenant's turn lasts (be_turns)
+  // A tenant's vtime, its current turn counted as used (be_turns).
+  double VtimeOf(const TenantState& st, Clock::time_point now) const;
   struct LcState {
     bool busy, active;
     // Until when best-effort launches that run whole stay off the device (lc_whole_guard_us
@@ -509,6 +523,12 @@ class Scheduler {
   // and the accounting stay exact, where overlapping contexts would time-slice and both be
   // charged for the overlap).
   TenantState* on_device_ = nullptr;    // GUARDED_BY(mu_)
+  // The best-effort tenant whose turn it is (SchedulerOptions::be_turns), when it began, and
+  // when its last held work on the device ended (PickTenant waits for its next launch).
+  TenantState* turn_ = nullptr;          // GUARDED_BY(mu_)
+  Clock::time_point turn_start_{};       // GUARDED_BY(mu_)
+  Clock::time_point turn_idle_since_{};  // GUARDED_BY(mu_)
+  double turn_vtime_ = 0;                // GUARDED_BY(mu_): its vtime then (VtimeOf)
   // Held slices dispatched (one reference each): their context, and how long they were
   // expected to run (measured cost; 0 when unknown).
   struct SliceOnDevice {
