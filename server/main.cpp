@@ -139,9 +139,9 @@ int main(int argc, char** argv) try {
                  "tenant goes at every launch).")
       ->capture_default_str();
   app.add_option("--turn-wait-us", opt.sched.turn_wait_us,
-                 "fair: when the work of the tenant whose turn it is ends before its next "
-                 "launch comes, the device waits this long for it before another tenant's "
-                 "turn begins, in microseconds.")
+                 "fair: when the work of the tenant whose turn it is ends and nothing of it is "
+                 "queued, the device waits this long for its next launch before another "
+                 "tenant's turn begins, in microseconds (0: no wait).")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   app.add_option("--lc-slice-us", opt.sched.lc_slice_us,

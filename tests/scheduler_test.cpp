@@ -48,6 +48,10 @@ class SchedulerTest : public ::testing::Test {
 
   // `wave`: work-items the device runs at once; `units`: its compute units.
   void Start(SchedulerOptions o, size_t wave = kWave, uint32_t units = kCores) {
+    // The simulated clock stands still while the device idles, so a wait for the next launch
+    // of the tenant whose turn it is would never end: tests that want it say so and move the
+    // clock themselves (TheDeviceWaitsBrieflyForTheTurnsNextLaunch).
+    if (!keep_turn_wait_) o.turn_wait_us = 0;
     dev_.Simulate();
     // Far from the epoch, as steady_clock is: the scheduler's "never" is the epoch.
     sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, wave, units, [this] {
@@ -135,6 +139,8 @@ class SchedulerTest : public ::testing::Test {
     if (r.ok() && r->event) events_.push_back(r->event);
     return r.ok() ? *r : LaunchResult{};
   }
+
+  bool keep_turn_wait_ = false;  // Start: keep SchedulerOptions::turn_wait_us
 
   std::vector<LaunchRecord> LaunchesOf(const TenantSetup& t) {
     std::vector<LaunchRecord> out;
@@ -802,6 +808,40 @@ TEST_F(SchedulerTest, BestEffortTenantsOfShortLaunchesKeepTheirTurns) {
   for (size_t i = 1; i + 2 < turns.size(); ++i) middle.push_back(turns[i].to - turns[i].from);
   std::sort(middle.begin(), middle.end());
   EXPECT_GE(middle[middle.size() / 2], 6'000'000u) << "median turn";
+}
+
+// When the work of the tenant whose turn it is ends before its next launch comes (a closed
+// loop's round trip), the device waits up to turn_wait_us for that launch rather than change
+// context, and no longer: then the waiting tenant's turn begins.
+TEST_F(SchedulerTest, TheDeviceWaitsBrieflyForTheTurnsNextLaunch) {
+  SchedulerOptions o;
+  o.turn_wait_us = 100;
+  keep_turn_wait_ = true;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 30'000);
+  dev_.SetGroupCost("b", 30'000);
+  a.queue_done_before = b.queue_done_before = true;  // closed loops: nothing left before a launch
+  // Launches that have run (a gated one is on its queue, waiting, from the start).
+  auto ran = [&](const TenantSetup& t) {
+    auto l = LaunchesOf(t);
+    return std::count_if(l.begin(), l.end(), [](auto& r) { return r.end_ns > 0; });
+  };
+  Launch(a, 4);  // alone: direct
+  Launch(b, 4);  // a is active: held, and b's turn begins
+  dev_.RunUntilIdle();
+  ASSERT_EQ(ran(b), 1);
+  Launch(a, 4);  // b's work has ended, and its turn waits for its next launch
+  dev_.RunUntilIdle();
+  EXPECT_EQ(ran(a), 1) << "a went while b's turn waited for its next launch";
+  Launch(b, 4);  // it comes: b keeps the device
+  dev_.RunUntilIdle();
+  EXPECT_EQ(ran(b), 2);
+  EXPECT_EQ(ran(a), 1);
+  dev_.Advance(150'000);  // b's next launch does not come within the wait: a's turn begins
+  dev_.RunUntilIdle();
+  EXPECT_EQ(ran(a), 2);
 }
 
 // A best-effort work-group that ignores stop flags (a persistent kernel polling for a word its

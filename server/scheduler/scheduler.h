@@ -70,15 +70,16 @@ struct SchedulerOptions {
   double overrun_us = 100000.0;
   // fair: a best-effort tenant's turn holds whatever its launches are. While its turn lasts
   // (a quantum of wall time from its first dispatch) it keeps the device whenever it has a
-  // launch to go, though another has used less; when its work on the device ends and its
-  // next launch has not come, the device waits up to turn_wait_us for it before another
-  // tenant's turn begins. Without turns (0), tenants whose launches are short (a closed loop
-  // of 30 us kernels) alternated launch by launch, each change of context costing the device
-  // about 140 us: two such tenants together ran at 0.51 of fifo (H200, docs/scheduling.md
-  // "Sharing wastes no device"). At most one wait per turn: a tenant that has gone idle
-  // costs the device at most turn_wait_us a quantum.
+  // launch to go, though another has used less; when its work on the device ends and nothing
+  // of it is queued, the device waits up to turn_wait_us for its next launch before another
+  // tenant's turn begins (at most one wait a turn: a tenant that has gone idle costs the
+  // device at most that much a quantum). Without turns, tenants whose launches are short (a
+  // closed loop of 30 us kernels) alternated launch by launch, each change of context costing
+  // the device about 140 us: on the H200, 2 and 4 such tenants ran at 0.65 and 0.62 of fifo's
+  // total; with turns 1.12 and 0.77, and with the wait too 1.16 and 1.05 (docs/scheduling.md,
+  // "Equal tenants of every kind").
   bool be_turns = true;
-  double turn_wait_us = 0.0;
+  double turn_wait_us = 100.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time each...
   double lc_slice_us = 50.0;
