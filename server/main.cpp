@@ -138,6 +138,11 @@ int main(int argc, char** argv) try {
                  "begins, whatever the length of its launches (1 on, 0 off: the least-used "
                  "tenant goes at every launch).")
       ->capture_default_str();
+  app.add_option("--direct-in-turn", opt.sched.direct_in_turn,
+                 "fair: in its turn, with no latency-critical tenant active, a best-effort "
+                 "tenant's launch of one wave or less costing at most 0.5 ms goes to the device "
+                 "directly rather than held (1 on, 0 off).")
+      ->capture_default_str();
   app.add_option("--turn-wait-us", opt.sched.turn_wait_us,
                  "fair: when the work of the tenant whose turn it is ends and nothing of it is "
                  "queued, the device waits this long for its next launch before another "

@@ -765,6 +765,7 @@ TEST_F(SchedulerTest, BestEffortTenantsTakeTurnsOfAQuantumEvenInSlices) {
 TEST_F(SchedulerTest, BestEffortTenantsOfShortLaunchesKeepTheirTurns) {
   SchedulerOptions o;
   o.quantum_us = 8000;
+  o.direct_in_turn = false;  // the turn's launches held, as with a latency-critical tenant active
   Start(o);
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
@@ -817,6 +818,7 @@ TEST_F(SchedulerTest, TheDeviceWaitsBrieflyForTheTurnsNextLaunch) {
   SchedulerOptions o;
   o.turn_wait_us = 100;
   keep_turn_wait_ = true;
+  o.direct_in_turn = false;  // the turn's launches held, as with a latency-critical tenant active
   Start(o);
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");

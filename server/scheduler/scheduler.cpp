@@ -29,6 +29,9 @@ constexpr int kHeldDepth = 2;
 // A slice of a best-effort launch (which cannot be stopped once on the device) holds at
 // most this much measured device time, whatever the quantum.
 constexpr double kMaxSliceUs = 2000;
+// SchedulerOptions::direct_in_turn: the most a launch may cost to go direct in its turn (two
+// in flight: about half a slice of kMaxSliceUs).
+constexpr double kDirectInTurnNs = 500'000;
 // A held launch is planned in at most this many fine pieces; the dispatcher merges
 // consecutive pieces into slices of about one quantum.
 constexpr size_t kFinePieces = 256;
@@ -329,7 +332,7 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // within kActiveWindow of a latency-critical one, ran at 0.52 of its native rate
       // (H100, bench/results/2026-11-28-session22/call3).
       hold = options_.force_slices > 0 || options_.force_runs ||
-             (st.priority != Priority::LatencyCritical && others);
+             (st.priority != Priority::LatencyCritical && others && !DirectInTurn(st, req, now));
       if (hold) st.usage.held++;
       // The fair clock of the tenants sharing the device: the least virtual time among
       // them, never going back.
@@ -1337,9 +1340,12 @@ Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::ti
     // Its work on the device has just ended and its next launch has not come yet: wait a
     // little for it rather than change context (once a turn: a wait that ran out ends it).
     // Not for work it has queued that cannot go yet: that may wait for anything.
-    if (device_in_flight_ == 0 && turn_->queue.empty() && turn_idle_since_ >= turn_start_) {
-      const auto until = turn_idle_since_ + std::chrono::nanoseconds(
-                                                static_cast<int64_t>(options_.turn_wait_us * 1000));
+    // Its last sign of life: its held work ending, or a launch it made (one that went
+    // direct, DirectInTurn, is on the device without the dispatcher's knowing when it ends).
+    const auto last = std::max(turn_idle_since_, turn_->last_submit);
+    if (device_in_flight_ == 0 && turn_->queue.empty() && last >= turn_start_) {
+      const auto until =
+          last + std::chrono::nanoseconds(static_cast<int64_t>(options_.turn_wait_us * 1000));
       if (now < until) {
         if (wake_at_ == Clock::time_point{} || until < wake_at_) wake_at_ = until;
         return nullptr;
@@ -1369,6 +1375,21 @@ double Scheduler::VtimeOf(const TenantState& st, Clock::time_point now) const {
       std::chrono::duration<double, std::nano>((idle ? turn_idle_since_ : now) - turn_start_)
           .count();
   return std::max(st.vtime, turn_vtime_ + turn_ns / st.usage.weight);
+}
+
+bool Scheduler::DirectInTurn(const TenantState& st, const LaunchRequest& req,
+                             Clock::time_point now) const {
+  // Held, a closed loop of short launches paid rgpud's held path on every launch of its turn
+  // (about 1.7 times its loop's turn alone). Only while no latency-critical tenant is active
+  // and only for a launch of one wave or less whose measured cost is small: a direct launch
+  // cannot be stopped, and with two in flight an arrival after a pause waits at most about
+  // what it waits for a slice.
+  if (!options_.be_turns || !options_.direct_in_turn || &st != turn_ || !InTurn(now) ||
+      !st.queue.empty() || overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) ||
+      WorkItems(req.range) > wave_items_ || LcActiveIn(nullptr, now))
+    return false;
+  auto c = cost_ns_.find(req.sched_kernel);
+  return c != cost_ns_.end() && c->second > 0 && c->second <= kDirectInTurnNs;
 }
 
 bool Scheduler::InTurn(Clock::time_point now) const {

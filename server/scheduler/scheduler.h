@@ -79,6 +79,10 @@ struct SchedulerOptions {
   // total; with turns 1.12 and 0.77, and with the wait too 1.16 and 1.05 (docs/scheduling.md,
   // "Equal tenants of every kind").
   bool be_turns = true;
+  // fair: in its turn, while no latency-critical tenant is active, a tenant's launch of one
+  // wave or less that costs at most 0.5 ms goes to the device directly, as a tenant's alone
+  // does, instead of through the held path (Scheduler::DirectInTurn).
+  bool direct_in_turn = true;
   double turn_wait_us = 100.0;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time each...
@@ -381,6 +385,7 @@ class Scheduler {
   // of it go in one dispatch.
   bool FinishOneOver(std::unique_lock<std::mutex>& lk);
   bool InTurn(Clock::time_point now) const;  // a best-effort tenant's turn lasts (be_turns)
+  bool DirectInTurn(const TenantState& st, const LaunchRequest& req, Clock::time_point now) const;
   // A tenant's vtime, its current turn counted as used (be_turns).
   double VtimeOf(const TenantState& st, Clock::time_point now) const;
   struct LcState {
