@@ -846,6 +846,34 @@ TEST_F(SchedulerTest, TheDeviceWaitsBrieflyForTheTurnsNextLaunch) {
   EXPECT_EQ(ran(a), 2);
 }
 
+// In its turn a tenant's short launch of one wave goes to the device directly, as a tenant's
+// alone does, once its cost is known to be small; not while a latency-critical tenant is
+// active (a direct launch cannot be stopped).
+TEST_F(SchedulerTest, InItsTurnAShortLaunchGoesDirectWhileNoLatencyCriticalTenantIsActive) {
+  SchedulerOptions o;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 30'000);
+  dev_.SetGroupCost("b", 30'000);
+  a.queue_done_before = b.queue_done_before = true;
+  Launch(a, 4);  // alone: direct
+  Launch(b, 4);  // a is active: held (its cost measured), and b's turn begins
+  dev_.RunUntilIdle();
+  const uint64_t held = UsageOf(b).held;
+  ASSERT_EQ(held, 1u);
+  Launch(b, 4);  // a is still active, but it is b's turn and the launch is short
+  dev_.RunUntilIdle();
+  EXPECT_EQ(UsageOf(b).held, held) << "held in its own turn";
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  Launch(lc, 4);
+  dev_.RunUntilIdle();
+  Launch(b, 4);  // a latency-critical tenant is active: held, as ever
+  dev_.RunUntilIdle();
+  EXPECT_EQ(UsageOf(b).held, held + 1);
+  EXPECT_EQ(LaunchesOf(b).size(), 3u);
+}
+
 // A best-effort work-group that ignores stop flags (a persistent kernel polling for a word its
 // host writes, as the lab's does) or a launch that cannot be stopped must not keep the other
 // best-effort tenants off the device until it ends: after a quantum plus overrun_us without
