@@ -754,14 +754,15 @@ std::string EqualTable(const json& doc) {
           (n == "1" ? worst_alone : worst_equal)[m].Add(vs, sc, ok);
         }
         if (n != "1") md << "; Jain " << Fmt(e.jain, 3);
-        md << " |";
+        md << (HostStallsOf(FindRun(doc, m, sc)) >= kHostStalls ? " ⚠" : "") << " |";
       }
       md << "\n";
     }
   }
   md << "\nEach figure: the tenants' kernels/s together divided by the kind's kernels/s alone in a "
         "native process (median of the native solo runs); then, for modes other than fifo, that "
-        "total against fifo's in the same scenario; Jain's index over the tenants (1 = equal). "
+        "total against fifo's in the same scenario; Jain's index over the tenants (1 = equal); ⚠ a "
+        "run during which the host held threads back (\"Matrix host stalls\"). "
         "Targets (issue 15): 2 to 4 equal tenants together at least "
      << Fmt(kEqualTarget) << " of fifo; a tenant alone at most " << Fmt((1 - kAloneTarget) * 100, 0)
      << "% slower than under fifo; ✗ marks a miss.\n\n";
