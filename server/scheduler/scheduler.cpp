@@ -1338,10 +1338,10 @@ Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::ti
   if (InTurn(now)) {
     if (turn_ready) return turn_;
     // Its work on the device has just ended and its next launch has not come yet: wait a
-    // little for it rather than change context (once a turn: a wait that ran out ends it).
-    // Not for work it has queued that cannot go yet: that may wait for anything.
-    // Its last sign of life: its held work ending, or a launch it made (one that went
-    // direct, DirectInTurn, is on the device without the dispatcher's knowing when it ends).
+    // little for it rather than change context (once a turn: a wait that ran out ends it),
+    // counted from its last sign of life: its held work ending, or a launch it made (one
+    // that went direct, DirectInTurn, ends without the dispatcher's knowing). Not for work
+    // it has queued that cannot go yet: that may wait for anything.
     const auto last = std::max(turn_idle_since_, turn_->last_submit);
     if (device_in_flight_ == 0 && turn_->queue.empty() && last >= turn_start_) {
       const auto until =
