@@ -133,10 +133,11 @@ int main(int argc, char** argv) try {
                  "stopped) stops keeping that tenant off the device: the GPU time-slices the two.")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  app.add_option("--be-turns", opt.sched.be_turns,
+  app.add_option("--be-turns", opt.be_turns,
                  "fair: a best-effort tenant keeps the device for a quantum once its turn "
                  "begins, whatever the length of its launches (1 on, 0 off: the least-used "
-                 "tenant goes at every launch).")
+                 "tenant goes at every launch; -1 on for GPU devices, off for CPU devices).")
+      ->check(CLI::Range(-1, 1))
       ->capture_default_str();
   app.add_option("--direct-in-turn", opt.sched.direct_in_turn,
                  "fair: in its turn, with no latency-critical tenant active, a best-effort "

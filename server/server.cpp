@@ -30,9 +30,10 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
   for (size_t i = 0; i < std::max<size_t>(devices.size(), 1); ++i) {
     uint32_t cores = 1, units = 1;
     size_t wave = 1;
+    bool gpu = false;
     if (i < devices.size()) {
       const auto& d = devices[i];
-      const bool gpu = d.type & CL_DEVICE_TYPE_GPU;
+      gpu = d.type & CL_DEVICE_TYPE_GPU;
       // Seed 001 compares a launch with "the cores of the GPU": a GPU compute unit (an NVIDIA
       // SM) holds 128 FP32 lanes on recent parts; a CPU compute unit is one core. A full wave
       // keeps 2048 work-items resident per SM (NVIDIA's limit since Volta).
@@ -41,7 +42,9 @@ Server::Server(ServerOptions options, std::unique_ptr<Backend> backend)
       wave = size_t{d.compute_units} * (gpu ? 2048 : 64);
     }
     auto counters = std::make_unique<DeviceCounters>();
-    auto sched = std::make_unique<Scheduler>(backend_.get(), options_.sched, cores, wave, units);
+    SchedulerOptions sched_options = options_.sched;
+    sched_options.be_turns = options_.be_turns < 0 ? gpu : options_.be_turns != 0;
+    auto sched = std::make_unique<Scheduler>(backend_.get(), sched_options, cores, wave, units);
     sched->on_device_time = [this, c = counters.get()](const Tenant* t, uint64_t ns) {
       c->busy_ns.fetch_add(ns, std::memory_order_relaxed);
       if (t) metrics_.AddDeviceTime(t, ns / 1e9);
