@@ -874,6 +874,39 @@ TEST_F(SchedulerTest, InItsTurnAShortLaunchGoesDirectWhileNoLatencyCriticalTenan
   EXPECT_EQ(LaunchesOf(b).size(), 3u);
 }
 
+// Not only launches of one wave: in its turn, any launch expected to take no longer than a slice
+// (2 ms, from its held slices' cost per work-item) goes direct, while the turn's direct launches
+// already on the device are expected to end within two slices (4 ms). A loop one deep of 0.74 ms
+// launches of many waves, held, ran at 0.90 of fifo's total (H200, 2 and 4 tenants). A launch
+// expected to take longer, or beyond those 4 ms, is held as before.
+TEST_F(SchedulerTest, InItsTurnALaunchNoLongerThanASliceGoesDirectUpToTwoSlicesAhead) {
+  SchedulerOptions o;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("b", 10'000);  // 64 work-groups (16 waves): 0.64 ms
+  a.queue_done_before = b.queue_done_before = true;
+  Launch(a, 4);   // alone: direct
+  Launch(b, 64);  // a is active: held (in slices that measure it), and b's turn begins
+  dev_.RunUntilIdle();
+  const uint64_t held = UsageOf(b).held;
+  ASSERT_EQ(held, 1u);
+  Launch(b, 64);  // its turn, 0.64 ms expected
+  dev_.RunUntilIdle();
+  EXPECT_EQ(UsageOf(b).held, held)
+      << "a launch of many waves shorter than a slice held in its turn";
+  Launch(b, 256);  // 2.56 ms expected: longer than a slice
+  dev_.RunUntilIdle();
+  EXPECT_EQ(UsageOf(b).held, held + 1) << "a launch longer than a slice went direct";
+  // Eight at once while the device's clock stands still: six of 0.64 ms are 3.84 ms ahead; the
+  // seventh would make it 4.48 ms, and the eighth follows a held launch of its queue.
+  const size_t before = LaunchesOf(b).size();
+  for (int i = 0; i < 8; ++i) Launch(b, 64);
+  EXPECT_EQ(LaunchesOf(b).size(), before + 6) << "direct launches beyond two slices ahead";
+  EXPECT_EQ(UsageOf(b).held, held + 3);
+  dev_.RunUntilIdle();
+}
+
 // A best-effort work-group that ignores stop flags (a persistent kernel polling for a word its
 // host writes, as the lab's does) or a launch that cannot be stopped must not keep the other
 // best-effort tenants off the device until it ends: after a quantum plus overrun_us without
@@ -987,7 +1020,9 @@ TEST_F(SchedulerTest, EndingSessionStopsItsRunAndFailsItsHeldLaunches) {
 }
 
 TEST_F(SchedulerTest, RunsPayOnlyForWorkGroupsWorthClaiming) {
-  Start(SchedulerOptions{});
+  SchedulerOptions o;
+  o.direct_in_turn = false;  // b's second launch, short, would go direct in b's turn
+  Start(o);
   auto& a = AddTenant("a");
   auto& b = AddTenant("b");
   dev_.SetGroupCost("b", 5);  // below kRunGroupMinNs: claiming costs more than stopping saves

@@ -29,9 +29,12 @@ constexpr int kHeldDepth = 2;
 // A slice of a best-effort launch (which cannot be stopped once on the device) holds at
 // most this much measured device time, whatever the quantum.
 constexpr double kMaxSliceUs = 2000;
-// SchedulerOptions::direct_in_turn: the most a launch may cost to go direct in its turn (two
-// in flight: about half a slice of kMaxSliceUs).
-constexpr double kDirectInTurnNs = 500'000;
+// SchedulerOptions::direct_in_turn: the most a launch may be expected to cost to go direct in
+// its turn (no more than a slice between best-effort tenants), and the most that the turn's
+// direct launches may be expected to keep the device busy for at once (what kHeldDepth such
+// slices hold): what an arrival after a pause may wait for, held or direct.
+constexpr double kDirectInTurnNs = kMaxSliceUs * 1000;
+constexpr double kDirectInTurnAheadNs = kHeldDepth * kMaxSliceUs * 1000;
 // A held launch is planned in at most this many fine pieces; the dispatcher merges
 // consecutive pieces into slices of about one quantum.
 constexpr size_t kFinePieces = 256;
@@ -331,9 +334,13 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // held when the next came): a best-effort tenant alone in a context group, started
       // within kActiveWindow of a latency-critical one, ran at 0.52 of its native rate
       // (H100, bench/results/2026-11-28-session22/call3).
-      hold = options_.force_slices > 0 || options_.force_runs ||
-             (st.priority != Priority::LatencyCritical && others && !DirectInTurn(st, req, now));
+      const bool be = st.priority != Priority::LatencyCritical;
+      const bool in_turn = be && others && DirectInTurn(st, req, now);
+      hold = options_.force_slices > 0 || options_.force_runs || (be && others && !in_turn);
       if (hold) st.usage.held++;
+      if (!hold && in_turn)
+        turn_direct_until_ = std::max(turn_direct_until_, now) +
+                             std::chrono::nanoseconds(static_cast<int64_t>(ExpectedLaunchNs(req)));
       // The fair clock of the tenants sharing the device: the least virtual time among
       // them, never going back.
       bool any = false;
@@ -883,6 +890,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     st.queue.push_back(h);
     cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
     group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+    item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
     narrow_.try_emplace(h->req.sched_kernel);
     if (h->gated) Wake();
   }
@@ -920,6 +928,7 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   TenantState& st = StateFor(h->req);
   cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
   group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+  item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
   narrow_.try_emplace(h->req.sched_kernel);
   // Queued as the dispatcher would find it, and asked what DispatchOne asks.
   h->ready = true;
@@ -1380,16 +1389,35 @@ double Scheduler::VtimeOf(const TenantState& st, Clock::time_point now) const {
 bool Scheduler::DirectInTurn(const TenantState& st, const LaunchRequest& req,
                              Clock::time_point now) const {
   // Held, a closed loop of short launches paid rgpud's held path on every launch of its turn
-  // (about 1.7 times its loop's turn alone). Only while no latency-critical tenant is active
-  // and only for a launch of one wave or less whose measured cost is small: a direct launch
-  // cannot be stopped, and with two in flight an arrival after a pause waits at most about
-  // what it waits for a slice.
+  // (one wave of 30 us: about 1.7 times its loop's turn alone; a loop one deep of 0.74 ms
+  // launches of many waves: 0.90 of fifo's total). Only while no latency-critical tenant is
+  // active, and only for a launch expected to take no longer than a slice, while the turn's
+  // direct launches already on the device are expected to end within two slices: a direct
+  // launch cannot be cut or stopped, so an arrival after a pause waits for it as for a slice.
   if (!options_.be_turns || !options_.direct_in_turn || &st != turn_ || !InTurn(now) ||
       !st.queue.empty() || overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) ||
-      WorkItems(req.range) > wave_items_ || LcActiveIn(nullptr, now))
+      LcActiveIn(nullptr, now))
     return false;
-  auto c = cost_ns_.find(req.sched_kernel);
-  return c != cost_ns_.end() && c->second > 0 && c->second <= kDirectInTurnNs;
+  const double ns = ExpectedLaunchNs(req);
+  if (ns <= 0 || ns > kDirectInTurnNs) return false;
+  const double ahead =
+      turn_direct_until_ > now
+          ? std::chrono::duration<double, std::nano>(turn_direct_until_ - now).count()
+          : 0.0;
+  return ahead + ns <= kDirectInTurnAheadNs;
+}
+
+double Scheduler::ExpectedLaunchNs(const LaunchRequest& req) const {
+  // Measured for this kernel and size when such a launch went direct (with an event); else
+  // from its held slices' or runs' cost per work-item.
+  const size_t items = WorkItems(req.range);
+  if (auto k = launch_cost_.find(req.kernel); k != launch_cost_.end())
+    if (auto c = k->second.find(items);
+        c != k->second.end() && c->second.measured && c->second.ns > 0)
+      return c->second.ns;
+  auto w = item_cost_ns_.find(req.sched_kernel);
+  if (w == item_cost_ns_.end() || w->second <= 0) return 0;
+  return w->second * static_cast<double>(items);
 }
 
 bool Scheduler::InTurn(Clock::time_point now) const {
@@ -1743,6 +1771,17 @@ void Scheduler::PieceDone(Held& h, const ProfilingTimes* t, uint64_t pieces) {
     auto& costs = h.preemptible ? group_cost_ns_ : cost_ns_;
     auto c = costs.find(h.req.sched_kernel);
     if (pieces > 0 && c != costs.end()) c->second = Ewma(c->second, ns / pieces);
+    // And per work-item (a piece's work-items: a slice's share, or a run's work-group), which
+    // estimates a launch of any size (ExpectedLaunchNs). On a GPU a slice of less than a wave
+    // takes a wave's time, so a kernel measured only so is overestimated at larger sizes,
+    // never under.
+    auto w = item_cost_ns_.find(h.req.sched_kernel);
+    if (pieces > 0 && h.total > 0 && w != item_cost_ns_.end()) {
+      const double piece_items =
+          static_cast<double>(WorkItems(h.req.range)) / static_cast<double>(h.total);
+      if (piece_items > 0)
+        w->second = Ewma(w->second, ns / (static_cast<double>(pieces) * piece_items));
+    }
     auto& times = *h.times;
     if (times.start == 0 || t->start < times.start) {
       times.start = t->start;
@@ -1868,6 +1907,7 @@ void Scheduler::ForgetKernel(BkKernel* kernel) {
   launch_cost_.erase(kernel);
   cost_ns_.erase(kernel);
   group_cost_ns_.erase(kernel);
+  item_cost_ns_.erase(kernel);
   narrow_.erase(kernel);
   overran_kernels_.erase(kernel);
 }

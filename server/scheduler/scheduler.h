@@ -80,10 +80,10 @@ struct SchedulerOptions {
   // "Equal tenants of every kind").
   bool be_turns = true;
   double turn_wait_us = 100.0;
-  // fair: in its turn, while no latency-critical tenant is active, a tenant's launch of one
-  // wave or less that costs at most 0.5 ms goes to the device directly, as a tenant's alone
-  // does, instead of through the held path (Scheduler::DirectInTurn): 2 and 4 such tenants
-  // then ran at 1.26 and 1.00 of fifo's total, against 0.94 and 0.78 held.
+  // fair: in its turn, while no latency-critical tenant is active, a tenant's launch expected
+  // to take no longer than a slice (2 ms) goes to the device directly, as a tenant's alone
+  // does, instead of through the held path (Scheduler::DirectInTurn): 2 and 4 tenants of 30 us
+  // launches then ran at 1.26 and 1.00 of fifo's total, against 0.94 and 0.78 held.
   bool direct_in_turn = true;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time each...
@@ -387,6 +387,8 @@ class Scheduler {
   bool FinishOneOver(std::unique_lock<std::mutex>& lk);
   bool InTurn(Clock::time_point now) const;  // a best-effort tenant's turn lasts (be_turns)
   bool DirectInTurn(const TenantState& st, const LaunchRequest& req, Clock::time_point now) const;
+  // The device time a launch is expected to take (0 unknown).
+  double ExpectedLaunchNs(const LaunchRequest& req) const;
   // A tenant's vtime, its current turn counted as used (be_turns).
   double VtimeOf(const TenantState& st, Clock::time_point now) const;
   struct LcState {
@@ -495,6 +497,8 @@ class Scheduler {
   // updates one, so that none comes back for a forgotten kernel.
   std::unordered_map<BkKernel*, double> cost_ns_;        // GUARDED_BY(mu_)
   std::unordered_map<BkKernel*, double> group_cost_ns_;  // GUARDED_BY(mu_)
+  // The same measurements per work-item, slices and runs alike (ExpectedLaunchNs).
+  std::unordered_map<BkKernel*, double> item_cost_ns_;  // GUARDED_BY(mu_)
   // Narrow runs (SchedulerOptions::narrow_runs) of a kernel, by width: work-groups per
   // compute unit kNarrowWidths[i]; the measured device ns of a whole run of that width
   // (EWMA; 0 until tried). Made and erased with group_cost_ns_.
@@ -536,6 +540,8 @@ class Scheduler {
   Clock::time_point turn_start_{};       // GUARDED_BY(mu_)
   Clock::time_point turn_idle_since_{};  // GUARDED_BY(mu_)
   double turn_vtime_ = 0;                // GUARDED_BY(mu_): its vtime then (VtimeOf)
+  // When the direct launches made in turns are expected to have left the device (DirectInTurn).
+  Clock::time_point turn_direct_until_{};  // GUARDED_BY(mu_)
   // Held slices dispatched (one reference each): their context, and how long they were
   // expected to run (measured cost; 0 when unknown).
   struct SliceOnDevice {
