@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 37, call 3 (carry .carry-new of 0a: direct launches in a turn up to a slice, any
+# Session 37, call 3 (carry .carry-new of 99e5a33: direct launches in a turn up to a slice, any
 # waves; call 1's sharing.json as native-sharing.json): equal tenants one deep (--be-depth 1)
 # and two deep (the default), fifo, fair, fair+shared.
 set -u
