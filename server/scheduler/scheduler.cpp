@@ -1395,9 +1395,14 @@ bool Scheduler::DirectInTurn(const TenantState& st, const LaunchRequest& req,
   // direct launches already on the device are expected to end within two slices: a direct
   // launch cannot be cut or stopped, so an arrival after a pause waits for it as for a slice.
   if (!options_.be_turns || !options_.direct_in_turn || &st != turn_ || !InTurn(now) ||
-      !st.queue.empty() || overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) ||
-      LcActiveIn(nullptr, now))
+      overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) || LcActiveIn(nullptr, now))
     return false;
+  // Its held launches must have ended on the device: one that has not would hold a direct
+  // launch back on the queue unseen. One that has ended may still wait to be dropped from its
+  // queue by the dispatcher while a closed loop, told of its end, launches again: held behind
+  // it, every launch of a loop one deep was held in turn (0.92 of fifo's total, H200).
+  for (const auto& h : st.queue)
+    if (h->in_flight > 0 || h->done < h->total || h->status < 0 || h->cancelled) return false;
   const double ns = ExpectedLaunchNs(req);
   if (ns <= 0 || ns > kDirectInTurnNs) return false;
   const double ahead =
