@@ -846,6 +846,41 @@ TEST_F(SchedulerTest, TheDeviceWaitsBrieflyForTheTurnsNextLaunch) {
   EXPECT_EQ(ran(a), 2);
 }
 
+// The same wait after a direct launch of the turn counts from when that launch is expected to
+// end, not from when it was made: a turn of 0.74 ms direct launches otherwise ended 100 us into
+// each one, and with a context per tenant the device changed context at every launch (a loop
+// one deep at 0.92 of fifo's total, H200).
+TEST_F(SchedulerTest, TheTurnsWaitCountsFromTheExpectedEndOfItsDirectLaunches) {
+  SchedulerOptions o;
+  o.turn_wait_us = 100;
+  keep_turn_wait_ = true;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 30'000);
+  dev_.SetGroupCost("b", 10'000);  // 64 work-groups: 0.64 ms
+  a.queue_done_before = b.queue_done_before = true;
+  auto ran = [&](const TenantSetup& t) {
+    auto l = LaunchesOf(t);
+    return std::count_if(l.begin(), l.end(), [](auto& r) { return r.end_ns > 0; });
+  };
+  Launch(a, 4);   // alone: direct
+  Launch(b, 64);  // a is active: held (in runs that measure it), and b's turn begins
+  dev_.RunUntilIdle();
+  const auto b_ran = ran(b);
+  ASSERT_GE(b_ran, 1);
+  const size_t held = UsageOf(b).held;
+  Launch(b, 64);  // its turn: direct, 0.64 ms expected
+  ASSERT_EQ(UsageOf(b).held, held);
+  Launch(a, 4);         // held: not its turn
+  dev_.RunUntilIdle();  // b's launch ends 0.64 ms after it was made, 0.54 ms past a wait from then
+  EXPECT_EQ(ran(b), b_ran + 1);
+  EXPECT_EQ(ran(a), 1) << "a went before b's turn had waited its 100 us after b's direct launch";
+  dev_.Advance(150'000);  // no next launch of b's within the wait: a's turn begins
+  dev_.RunUntilIdle();
+  EXPECT_EQ(ran(a), 2);
+}
+
 // In its turn a tenant's short launch of one wave goes to the device directly, as a tenant's
 // alone does, once its cost is known to be small; not while a latency-critical tenant is
 // active (a direct launch cannot be stopped).
