@@ -1400,19 +1400,12 @@ bool Scheduler::DirectInTurn(const TenantState& st, const LaunchRequest& req,
   if (!options_.be_turns || !options_.direct_in_turn || &st != turn_ || !InTurn(now) ||
       overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) || LcActiveIn(nullptr, now))
     return false;
-  // Its held launches must have ended on the device, or be gated kernels already let go on
-  // the same in-order queue (nothing but the queue orders the two then). Held work that has
-  // not gone would hold a direct launch back on the queue unseen. A launch that has ended may
-  // still wait to be dropped from its queue by the dispatcher while a closed loop, told of its
-  // end, launches again: held behind it, every launch of a loop one deep was held in turn
-  // (0.92 of fifo's total, H200); and a loop two deep always has one in flight, so its whole
-  // turn was held once it began held.
-  for (const auto& h : st.queue) {
-    const bool ended = h->in_flight == 0 && h->done >= h->total;
-    const bool gone = h->gated && h->gate_open && !h->preemptible && req.queue_in_order &&
-                      req.queue_serial != 0 && h->req.queue_serial == req.queue_serial;
-    if (h->status < 0 || h->cancelled || !(ended || gone)) return false;
-  }
+  // Its held launches must have ended on the device: one that has not would hold a direct
+  // launch back on the queue unseen. One that has ended may still wait to be dropped from its
+  // queue by the dispatcher while a closed loop, told of its end, launches again: held behind
+  // it, every launch of a loop one deep was held in turn (0.92 of fifo's total, H200).
+  for (const auto& h : st.queue)
+    if (h->in_flight > 0 || h->done < h->total || h->status < 0 || h->cancelled) return false;
   const double ns = ExpectedLaunchNs(req);
   if (ns <= 0 || ns > kDirectInTurnNs) return false;
   const double ahead =
