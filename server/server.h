@@ -36,9 +36,11 @@ struct ServerOptions {
   std::string name = "rgpud";
   SchedulerOptions sched;
   // fair's best-effort turns (SchedulerOptions::be_turns) per device: -1 on for GPU devices
-  // and off for CPU devices, 0 off, 1 on. Off on CPUs: with turns, PoCL's CPU device aborted
-  // rgpud on an assertion in its kernel cache (pocl_release_dlhandle_cache) in 2 of 4 runs
-  // of tests/stress_vanishing_clients.sh, against 0 of 4 without; cause not found.
+  // and off for CPU devices, 0 off, 1 on. Off on CPUs: with turns, PoCL 3.1's CPU device
+  // aborted rgpud on an assertion in its kernel cache (pocl_release_dlhandle_cache) in 3 of 7
+  // runs of tests/stress_vanishing_clients.sh (0 of 8 later), against 0 of 4 without: that
+  // cache gives a reference back to the wrong entry when one kernel runs at two grid sizes at
+  // once (docs/scheduling.md, "Turns are on for GPU devices only").
   int be_turns = -1;
   bool insecure = false;
   uint32_t max_frame = proto::kMaxBody;

@@ -335,12 +335,12 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
       // within kActiveWindow of a latency-critical one, ran at 0.52 of its native rate
       // (H100, bench/results/2026-11-28-session22/call3).
       const bool be = st.priority != Priority::LatencyCritical;
-      const bool in_turn = be && others && DirectInTurn(st, req, now);
-      hold = options_.force_slices > 0 || options_.force_runs || (be && others && !in_turn);
+      const double direct_ns = be && others ? DirectInTurnNs(st, req, now) : 0;
+      hold = options_.force_slices > 0 || options_.force_runs || (be && others && direct_ns == 0);
       if (hold) st.usage.held++;
-      if (!hold && in_turn)
+      if (!hold && direct_ns > 0)
         turn_direct_until_ = std::max(turn_direct_until_, now) +
-                             std::chrono::nanoseconds(static_cast<int64_t>(ExpectedLaunchNs(req)));
+                             std::chrono::nanoseconds(static_cast<int64_t>(direct_ns));
       // The fair clock of the tenants sharing the device: the least virtual time among
       // them, never going back.
       bool any = false;
@@ -403,10 +403,15 @@ bool Scheduler::MayDrain(const LaunchRequest& req) const {
   // them. A kernel shorter than the slices gains less than it waits (a 50 us kernel beside
   // two slices of 50 us: its p99 1.46-1.67x native with no wait, 1.87-1.94x with one; H200,
   // docs/scheduling.md "Session 21"). An unmeasured kernel waits.
+  const double ns = MeasuredLaunchNs(req);
+  return ns <= 0 || ns >= slices_ns;
+}
+
+double Scheduler::MeasuredLaunchNs(const LaunchRequest& req) const {
   auto k = launch_cost_.find(req.kernel);
-  if (k == launch_cost_.end()) return true;
+  if (k == launch_cost_.end()) return 0;
   auto c = k->second.find(WorkItems(req.range));
-  return c == k->second.end() || !c->second.measured || c->second.ns >= slices_ns;
+  return c != k->second.end() && c->second.measured ? c->second.ns : 0;
 }
 
 void Scheduler::DrainSlices(const BkContext* context) {
@@ -1349,7 +1354,7 @@ Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::ti
     // Its work on the device has just ended and its next launch has not come yet: wait a
     // little for it rather than change context (once a turn: a wait that ran out ends it),
     // counted from its last sign of life: its held work ending, or a launch it made (one
-    // that went direct, DirectInTurn, ends without the dispatcher's knowing, so the wait
+    // that went direct, DirectInTurnNs, ends without the dispatcher's knowing, so the wait
     // counts from when such launches are expected to end: counted from the launch, a turn of
     // 0.74 ms direct launches ended at each one's first 100 us, and with a context per tenant
     // the device then changed context at every launch, 0.92 of fifo's total, H200). Not for
@@ -1389,8 +1394,8 @@ double Scheduler::VtimeOf(const TenantState& st, Clock::time_point now) const {
   return std::max(st.vtime, turn_vtime_ + turn_ns / st.usage.weight);
 }
 
-bool Scheduler::DirectInTurn(const TenantState& st, const LaunchRequest& req,
-                             Clock::time_point now) const {
+double Scheduler::DirectInTurnNs(const TenantState& st, const LaunchRequest& req,
+                                 Clock::time_point now) const {
   // Held, a closed loop of short launches paid rgpud's held path on every launch of its turn
   // (one wave of 30 us: about 1.7 times its loop's turn alone; a loop one deep of 0.74 ms
   // launches of many waves: 0.90 of fifo's total). Only while no latency-critical tenant is
@@ -1399,33 +1404,29 @@ bool Scheduler::DirectInTurn(const TenantState& st, const LaunchRequest& req,
   // launch cannot be cut or stopped, so an arrival after a pause waits for it as for a slice.
   if (!options_.be_turns || !options_.direct_in_turn || &st != turn_ || !InTurn(now) ||
       overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) || LcActiveIn(nullptr, now))
-    return false;
+    return 0;
   // Its held launches must have ended on the device: one that has not would hold a direct
   // launch back on the queue unseen. One that has ended may still wait to be dropped from its
   // queue by the dispatcher while a closed loop, told of its end, launches again: held behind
   // it, every launch of a loop one deep was held in turn (0.92 of fifo's total, H200).
   for (const auto& h : st.queue)
-    if (h->in_flight > 0 || h->done < h->total || h->status < 0 || h->cancelled) return false;
+    if (h->in_flight > 0 || h->done < h->total || h->status < 0 || h->cancelled) return 0;
   const double ns = ExpectedLaunchNs(req);
-  if (ns <= 0 || ns > kDirectInTurnNs) return false;
+  if (ns <= 0 || ns > kDirectInTurnNs) return 0;
   const double ahead =
       turn_direct_until_ > now
           ? std::chrono::duration<double, std::nano>(turn_direct_until_ - now).count()
           : 0.0;
-  return ahead + ns <= kDirectInTurnAheadNs;
+  return ahead + ns <= kDirectInTurnAheadNs ? ns : 0;
 }
 
 double Scheduler::ExpectedLaunchNs(const LaunchRequest& req) const {
   // Measured for this kernel and size when such a launch went direct (with an event); else
   // from its held slices' or runs' cost per work-item.
-  const size_t items = WorkItems(req.range);
-  if (auto k = launch_cost_.find(req.kernel); k != launch_cost_.end())
-    if (auto c = k->second.find(items);
-        c != k->second.end() && c->second.measured && c->second.ns > 0)
-      return c->second.ns;
+  if (const double ns = MeasuredLaunchNs(req); ns > 0) return ns;
   auto w = item_cost_ns_.find(req.sched_kernel);
   if (w == item_cost_ns_.end() || w->second <= 0) return 0;
-  return w->second * static_cast<double>(items);
+  return w->second * static_cast<double>(WorkItems(req.range));
 }
 
 bool Scheduler::InTurn(Clock::time_point now) const {

@@ -82,7 +82,7 @@ struct SchedulerOptions {
   double turn_wait_us = 100.0;
   // fair: in its turn, while no latency-critical tenant is active, a tenant's launch expected
   // to take no longer than a slice (2 ms) goes to the device directly, as a tenant's alone
-  // does, instead of through the held path (Scheduler::DirectInTurn): 2 and 4 tenants of 30 us
+  // does, instead of through the held path (Scheduler::DirectInTurnNs): 2 and 4 tenants of 30 us
   // launches then ran at 1.26 and 1.00 of fifo's total, against 0.94 and 0.78 held.
   bool direct_in_turn = true;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
@@ -386,9 +386,14 @@ class Scheduler {
   // of it go in one dispatch.
   bool FinishOneOver(std::unique_lock<std::mutex>& lk);
   bool InTurn(Clock::time_point now) const;  // a best-effort tenant's turn lasts (be_turns)
-  bool DirectInTurn(const TenantState& st, const LaunchRequest& req, Clock::time_point now) const;
-  // The device time a launch is expected to take (0 unknown).
+  // The device time of a launch that goes direct in its tenant's turn (be_turns), 0 for one
+  // that is held.
+  double DirectInTurnNs(const TenantState& st, const LaunchRequest& req,
+                        Clock::time_point now) const;
+  // The device time a launch is expected to take: measured for its kernel and size when such
+  // a launch went direct (MeasuredLaunchNs), else from its held work; 0 unknown.
   double ExpectedLaunchNs(const LaunchRequest& req) const;
+  double MeasuredLaunchNs(const LaunchRequest& req) const;
   // A tenant's vtime, its current turn counted as used (be_turns).
   double VtimeOf(const TenantState& st, Clock::time_point now) const;
   struct LcState {
@@ -540,7 +545,7 @@ class Scheduler {
   Clock::time_point turn_start_{};       // GUARDED_BY(mu_)
   Clock::time_point turn_idle_since_{};  // GUARDED_BY(mu_)
   double turn_vtime_ = 0;                // GUARDED_BY(mu_): its vtime then (VtimeOf)
-  // When the direct launches made in turns are expected to have left the device (DirectInTurn).
+  // When the direct launches made in turns are expected to have left the device (DirectInTurnNs).
   Clock::time_point turn_direct_until_{};  // GUARDED_BY(mu_)
   // Held slices dispatched (one reference each): their context, and how long they were
   // expected to run (measured cost; 0 when unknown).
