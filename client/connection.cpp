@@ -16,6 +16,7 @@
 #include "proto/messages.h"
 #include "proto/liveness.h"
 #include "proto/stamps.h"
+#include "proto/thread_name.h"
 #include "proto/tls.h"
 
 namespace rgpu::client {
@@ -550,6 +551,7 @@ void Connection::ScheduleFlush() {
 }
 
 void Connection::FlushLoop() {
+  proto::NameThread("rgpu-flush");
   for (;;) {
     uint64_t fired = 0;
     if (read(flush_timer_, &fired, sizeof(fired)) < 0 && errno != EINTR && errno != EAGAIN) return;
@@ -573,6 +575,7 @@ void Connection::FlushLoop() {
 }
 
 void Connection::WatchLoop() {
+  proto::NameThread("rgpu-liveness");
   using Clock = std::chrono::steady_clock;
   const auto tick = std::clamp(heartbeat_interval_ / 2, std::chrono::milliseconds(20),
                                std::chrono::milliseconds(250));
@@ -624,6 +627,7 @@ thread_local bool t_receiving = false;
 }  // namespace
 
 void Connection::ReceiveLoop() {
+  proto::NameThread("rgpu-receive");
   for (;;) {
     std::unique_lock lk(recv_mu_);
     if (pump_ && !in_->Buffered()) {

@@ -10,6 +10,7 @@
 #include "client/icd.h"
 #include "proto/messages.h"
 #include "proto/stamps.h"
+#include "proto/thread_name.h"
 
 namespace rgpu::client {
 
@@ -34,6 +35,7 @@ class CallbackThread {
 
  private:
   void Loop() {
+    proto::NameThread("rgpu-callbacks");
     for (;;) {
       std::function<void()> fn;
       {

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "proto/thread_name.h"
+
 namespace rgpu::client {
 
 namespace {
@@ -61,6 +63,7 @@ class CopyPool {
 
  private:
   void Loop(size_t index) {
+    proto::NameThread("rgpu-copy");
     uint64_t seen = 0;
     std::unique_lock lk(mu_);
     for (;;) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "proto/thread_name.h"
 #include "proto/transport.h"
 #include "server/server.h"
 
@@ -169,6 +170,7 @@ Status PoolMember::KeepRegistered() {
 }
 
 void PoolMember::Loop() {
+  proto::NameThread("rgpud-pool");
   std::unique_lock lk(mu_);
   while (!stopping_) {
     lk.unlock();

@@ -14,6 +14,7 @@
 #include <CL/cl.h>
 #include <spdlog/spdlog.h>
 
+#include "proto/thread_name.h"
 #include "server/session.h"
 
 namespace rgpu::server {
@@ -217,6 +218,7 @@ void Server::AcceptOne() {
 }
 
 void Server::Handshake(uint64_t id, int fd, std::string peer) {
+  proto::NameThread("rgpud-hello");
   std::string client;
   // Its own timeout is a backstop: the watchdog cuts it at the deadline (Gate::Expire).
   auto stream = tls_->Accept(fd, gate_.TimeLeft(id) + std::chrono::seconds(1), &client);
@@ -232,6 +234,7 @@ void Server::Handshake(uint64_t id, int fd, std::string peer) {
 }
 
 void Server::Watch() {
+  proto::NameThread("rgpud-watchdog");
   using namespace std::chrono;
   const auto tick = std::clamp(std::min(options_.peer_timeout, options_.gate.hello_timeout) / 8,
                                milliseconds(20), milliseconds(250));
@@ -275,6 +278,7 @@ size_t Server::LingeringSessions() {
 void Server::Stop() { stopping_ = true; }
 
 void Server::SessionThread(uint64_t id, std::unique_ptr<proto::Stream> stream, std::string peer) {
+  proto::NameThread("rgpud-session");
   auto session = std::make_unique<Session>(this, id, std::move(stream), peer);
   {
     std::lock_guard lk(mu_);

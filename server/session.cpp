@@ -12,6 +12,7 @@
 #include "proto/messages.h"
 #include "proto/pieces.h"
 #include "proto/stamps.h"
+#include "proto/thread_name.h"
 #include "server/server.h"
 
 namespace rgpu::server {
@@ -76,6 +77,7 @@ void Outbox::PushBulk(FrameHeader h, std::vector<uint8_t> prefix, Bytes data, si
 }
 
 void Outbox::Run() {
+  proto::NameThread("rgpud-writer");
   struct Finished {
     Outbox* o;
     ~Finished() {

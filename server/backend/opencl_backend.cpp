@@ -18,6 +18,7 @@
 #include "proto/cpu_relax.h"
 #include "proto/info.h"
 #include "proto/messages.h"
+#include "proto/thread_name.h"
 #include "server/backend/backend.h"
 #include "server/backend/image_args.h"
 
@@ -100,6 +101,7 @@ class CompletionWatcher {
     Urgency urgency = Urgency::kNormal;
   };
   void Loop() {
+    proto::NameThread("rgpud-watcher");
     // Short sleeps between sweeps: ask for fine timer slack so they stay short.
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     std::vector<Watched> watching;

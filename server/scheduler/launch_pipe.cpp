@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "proto/cpu_relax.h"
+#include "proto/thread_name.h"
 
 namespace rgpu::server {
 
@@ -179,6 +180,7 @@ Status LaunchPipe::TakeFailure() {
 }
 
 void LaunchPipe::Run() {
+  proto::NameThread("rgpud-launch");
   using Clock = std::chrono::steady_clock;
   uint64_t next = 0;
   auto idle_since = Clock::now();

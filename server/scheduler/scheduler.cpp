@@ -11,6 +11,7 @@
 
 #include "proto/cpu_relax.h"
 #include "proto/stamps.h"
+#include "proto/thread_name.h"
 
 namespace rgpu::server {
 namespace {
@@ -1215,6 +1216,7 @@ bool Scheduler::ReleaseOverrun(Clock::time_point now) {
 }
 
 void Scheduler::DispatchLoop() {
+  proto::NameThread("rgpud-dispatch");
   std::unique_lock lk(mu_);
   while (!stop_) {
     if (!DispatchOne(lk)) {
