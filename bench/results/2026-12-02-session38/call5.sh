@@ -8,9 +8,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.
 tp=$!
 timeout 200 bash bench/sharing_on_device.sh .carry-new $OUT/a --matrix --equal --be-depth 2 \
   --be-kinds tiny --modes fair \
-  --baseline .carry-new/native-sharing.json --duration 4 --timeout 25 > $OUT/a.log 2>&1
+  --baseline .carry-new/native-sharing.json --duration 2.5 --timeout 25 > $OUT/a.log 2>&1
 echo "a rc=$?"
 kill $tp 2>/dev/null
 grep -E "^\[" $OUT/top.txt | awk '{print NF-1, $0}' | cut -c1-400 | head -90
 sed -n '/## Matrix equal/,/## Accounting/p' $OUT/a/sharing.md | grep -E "^\||^- "
-rm -f $OUT/*/device-log.txt $OUT/*/progress.txt $OUT/*/rgpud-logs.tar.gz $OUT/*.log
+tail -5 $OUT/a.log; rm -f $OUT/*/device-log.txt $OUT/*/progress.txt $OUT/*/rgpud-logs.tar.gz $OUT/*.log
