@@ -277,11 +277,6 @@ int main(int argc, char** argv) try {
                  "fair: such a launch that the dispatcher would take the moment it is queued "
                  "goes on the device from the submitting thread, without a gate (1 on, 0 off).")
       ->capture_default_str();
-  double wait_spin_us = -1;
-  app.add_option("--wait-spin-us", wait_spin_us,
-                 "a session waiting for events polls them this long, then hands them to the "
-                 "completion watcher (negative: the driver's blocking wait).")
-      ->capture_default_str();
   app.add_option("--pipe-loops", opt.sched.pipe_loops,
                  "closed loops of launches (launch, flush, wait for an earlier one) start the "
                  "session's launch thread for their held launches that go at once; flushes "
@@ -289,7 +284,6 @@ int main(int argc, char** argv) try {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
-  opt.wait_spin = std::chrono::microseconds(static_cast<int64_t>(wait_spin_us));
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));
   // A --poll-us given alone sets both.
   if (lc_poll_us < 0) lc_poll_us = many && app.count("--poll-us") == 0 ? 1e7 : poll_us;

@@ -87,11 +87,6 @@ struct ServerOptions {
   // (server/scheduler/launch_pipe.h, "Twins"). Only for queues the application made without
   // properties.
   bool twin_queues = true;
-  // A wait for events (clWaitForEvents, clFinish) whose commands nothing else holds back is
-  // answered from the session's thread: it polls the events for up to this long, and if they
-  // have not ended by then hands them to the completion watcher, which answers when they do.
-  // Negative: the driver's own blocking wait, however long (NVIDIA's spins a core meanwhile).
-  std::chrono::microseconds wait_spin{-1};
 
   // From the config file (server/config.h). No tenants: one anonymous tenant, no token.
   std::vector<std::shared_ptr<const Tenant>> tenants;

@@ -1409,9 +1409,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
     SendReply(*out, op, tag, Status::Ok(), proto::EncodeBody(pending->answer));
   };
   if (evs.empty()) return finish(), Status::Ok();
-  if (CanWaitInline() && !WaitedBriefly(evs)) {
-    // Polled for ServerOptions::wait_spin and still running: the watcher answers (below).
-  } else if (CanWaitInline()) {
+  if (CanWaitInline()) {
     // As in Finish: nothing these events depend on needs the client, so wait right here.
     Status ws = server_->backend().Wait(evs);
     Stamp(stamps::Point::kWaitDone);
@@ -1435,22 +1433,6 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
     });
   }
   return Status::Ok();
-}
-
-bool Session::WaitedBriefly(std::span<BkEvent* const> evs) {
-  const auto spin = server_->options().wait_spin;
-  if (spin.count() < 0) return true;
-  const auto until = std::chrono::steady_clock::now() + spin;
-  for (;;) {
-    bool ended = true;
-    for (BkEvent* e : evs)
-      if (server_->backend().EventStatus(e) > CL_COMPLETE) {
-        ended = false;
-        break;
-      }
-    if (ended) return true;
-    if (std::chrono::steady_clock::now() >= until) return false;
-  }
 }
 
 Status Session::WatchEvent(Reader& r) {

@@ -304,9 +304,6 @@ class Session {
   // of this session can be waiting for the client itself, i.e. no user event is unset;
   // commands never wait on another session's events.
   bool CanWaitInline() const { return unset_user_events_ == 0; }
-  // Polls evs until they have all ended (true) or ServerOptions::wait_spin has passed (false);
-  // true at once when wait_spin is negative (the driver's wait then).
-  bool WaitedBriefly(std::span<BkEvent* const> evs);
 
   // Looks `id` up as an object of kind R (server/session_objects.h); an id of no object, or
   // of another kind, is an error with the OpenCL code for R's type.
