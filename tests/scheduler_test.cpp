@@ -775,6 +775,7 @@ TEST_F(SchedulerTest, BestEffortTenantsOfShortLaunchesKeepTheirTurns) {
   Launch(b, 4);  // both active from here: held
   dev_.RunUntilIdle();
   const size_t before = dev_.Launches().size();
+  const uint64_t turns_before = UsageOf(a).turns + UsageOf(b).turns;
   constexpr int kEach = 300;  // some four quanta each, as the simulated device runs them
   for (int i = 0; i < kEach; ++i) {
     Launch(a, 4);
@@ -809,6 +810,13 @@ TEST_F(SchedulerTest, BestEffortTenantsOfShortLaunchesKeepTheirTurns) {
   for (size_t i = 1; i + 2 < turns.size(); ++i) middle.push_back(turns[i].to - turns[i].from);
   std::sort(middle.begin(), middle.end());
   EXPECT_GE(middle[middle.size() / 2], 6'000'000u) << "median turn";
+  // rgpud counts the turns it began: every stretch of one tenant's launches began one (a
+  // tenant still a whole turn behind may begin a second in a row), and none ran out idle
+  // (each always had a launch queued) but the one whose tenant's launches ran out first.
+  const uint64_t counted = UsageOf(a).turns + UsageOf(b).turns - turns_before;
+  EXPECT_GE(counted + 1, turns.size());
+  EXPECT_LE(counted, 2 * turns.size());
+  EXPECT_LE(UsageOf(a).turns_idle + UsageOf(b).turns_idle, 1u);
 }
 
 // When the work of the tenant whose turn it is ends before its next launch comes (a closed
@@ -841,9 +849,12 @@ TEST_F(SchedulerTest, TheDeviceWaitsBrieflyForTheTurnsNextLaunch) {
   dev_.RunUntilIdle();
   EXPECT_EQ(ran(b), 2);
   EXPECT_EQ(ran(a), 1);
+  EXPECT_EQ(UsageOf(b).turns_idle, 0u);
   dev_.Advance(150'000);  // b's next launch does not come within the wait: a's turn begins
   dev_.RunUntilIdle();
   EXPECT_EQ(ran(a), 2);
+  EXPECT_EQ(UsageOf(b).turns_idle, 1u) << "b's turn ended idle, once";
+  EXPECT_GE(UsageOf(a).turns, 1u);
 }
 
 // The same wait after a direct launch of the turn counts from when that launch is expected to

@@ -124,10 +124,10 @@ std::string UsageLine(const SchedUsage& u) {
       "{} launches, {} slices, {} runs ({} preempted), {} run whole, {:.3f} ms device time, {} "
       "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
       "first on their queue, {} at once, {} of them through launch threads), {} held, {} charged "
-      "an estimate ({:.3f} ms)",
+      "an estimate ({:.3f} ms), {} turns ({} ended idle)",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
       u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.held,
-      u.estimated, u.estimated_ns / 1e6);
+      u.estimated, u.estimated_ns / 1e6, u.turns, u.turns_idle);
 }
 
 }  // namespace
@@ -1369,6 +1369,7 @@ Scheduler::TenantState* Scheduler::PickTenant(const LcState& lc_state, Clock::ti
         if (wake_at_ == Clock::time_point{} || until < wake_at_) wake_at_ = until;
         return nullptr;
       }
+      turn_->usage.turns_idle++;
       turn_ = nullptr;
     }
     return pick;
@@ -1537,6 +1538,7 @@ Scheduler::Dispatch Scheduler::Commit(TenantState& pick, const std::shared_ptr<H
   }
   if (pick.priority != Priority::LatencyCritical && (turn_ != &pick || !InTurn(now))) {
     turn_ = &pick;  // a best-effort tenant's turn begins (PickTenant)
+    pick.usage.turns++;
     turn_start_ = now;
     turn_vtime_ = pick.vtime;
   }

@@ -303,6 +303,11 @@ struct SchedUsage {
   uint64_t at_once = 0;
   // Of those, the ones a session's launch thread put there (LaunchPipe).
   uint64_t at_once_piped = 0;
+  // Fair: turns of the device it began (SchedulerOptions::be_turns), and of them those that
+  // ended before their quantum because its work ran out and its next launch did not come within
+  // turn_wait_us (the rest ran their quantum, or it left).
+  uint64_t turns = 0;
+  uint64_t turns_idle = 0;
   // Fair: launches held because another tenant was active (Scheduler::Hold), whether they
   // then waited for the dispatcher or went at once (at_once); the rest went direct.
   uint64_t held = 0;
