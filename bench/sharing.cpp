@@ -560,6 +560,16 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     quantum = policy.substr(colon + 1);
     policy = policy.substr(0, colon);
   }
+  // The quantum named as an rgpud argument (fair/--quantum-us=N) replaces the one passed by
+  // default: rgpud takes the flag once.
+  for (auto it = mode_args.begin(); it != mode_args.end();) {
+    if (it->rfind("--quantum-us=", 0) == 0) {
+      quantum = it->substr(std::string("--quantum-us=").size());
+      it = mode_args.erase(it);
+    } else {
+      ++it;
+    }
+  }
   bool shared = false;
   if (auto plus = policy.find("+shared"); plus != std::string::npos) {
     shared = true;
