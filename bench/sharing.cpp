@@ -50,6 +50,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -547,8 +548,9 @@ ModeEnv Bench::StartMode(const std::string& mode) {
   }
   // rgpud with a policy: "fifo", "seed001", "fair" or "fair:QUANTUM_US".
   // POLICY[+shared][:QUANTUM_US][/ARG...]: rgpud --policy POLICY, each ARG one more rgpud
-  // argument (after --rgpud-args); rgpud itself refuses a policy it does not know. "+shared"
-  // puts every tenant in one context group (Tenant::context_group).
+  // argument (after --rgpud-args), but for --quantum-us=N, which is the mode's quantum as
+  // :QUANTUM_US is (rgpud takes the flag once); rgpud itself refuses a policy it does not
+  // know. "+shared" puts every tenant in one context group (Tenant::context_group).
   std::vector<std::string> mode_args;
   {
     std::istringstream parts(mode);
@@ -560,16 +562,12 @@ ModeEnv Bench::StartMode(const std::string& mode) {
     quantum = policy.substr(colon + 1);
     policy = policy.substr(0, colon);
   }
-  // The quantum named as an rgpud argument (fair/--quantum-us=N) replaces the one passed by
-  // default: rgpud takes the flag once.
-  for (auto it = mode_args.begin(); it != mode_args.end();) {
-    if (it->rfind("--quantum-us=", 0) == 0) {
-      quantum = it->substr(std::string("--quantum-us=").size());
-      it = mode_args.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  constexpr std::string_view kQuantumArg = "--quantum-us=";
+  std::erase_if(mode_args, [&](const std::string& a) {
+    if (!a.starts_with(kQuantumArg)) return false;
+    quantum = a.substr(kQuantumArg.size());
+    return true;
+  });
   bool shared = false;
   if (auto plus = policy.find("+shared"); plus != std::string::npos) {
     shared = true;
