@@ -358,6 +358,11 @@ Result<const Tenant*> Server::Authenticate(uint64_t session, const std::string& 
 
 void Server::Leave(const Tenant* t) { Usage(t).sessions.fetch_sub(1); }
 
+void Server::AwaitDispatch(std::span<BkEvent* const> events, const BkQueue* queue,
+                           std::chrono::milliseconds limit) {
+  for (auto& s : schedulers_) s->AwaitDispatch(events, queue, limit);
+}
+
 Scheduler& Server::scheduler(int device) {
   // Sessions pass the device of a queue the backend created, so it is in range; the first
   // scheduler is a safe answer should it not be.

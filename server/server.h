@@ -138,6 +138,11 @@ class Server {
   // A latency-critical tenant's request starts or ends: every device's scheduler keeps
   // best-effort work off its device meanwhile (Scheduler::LatencyCriticalRequest).
   void LatencyCriticalRequest(bool begin);
+  // Before a session waits in the driver for `events` or for `queue` (null: none) to finish:
+  // returns once no scheduler holds any of them back for its tenant's turn, at most `limit`
+  // (Scheduler::AwaitDispatch; the driver's wait spins while it lasts).
+  void AwaitDispatch(std::span<BkEvent* const> events, const BkQueue* queue,
+                     std::chrono::milliseconds limit);
   // What each device has done: kernel time charged on it since start, queues open on it now.
   uint64_t DeviceBusyNs(int device) const;
   uint32_t DeviceQueues(int device) const;

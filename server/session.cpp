@@ -186,6 +186,10 @@ void SendReply(Outbox& out, uint16_t op, uint64_t tag, const Status& s,
 
 namespace {
 
+// How long a wait inline waits for its launches' turn (Server::AwaitDispatch) before it
+// waits in the driver all the same: a turn comes within a few quanta per tenant.
+constexpr std::chrono::milliseconds kAwaitTurnLimit{1000};
+
 int32_t ErrorFor(ObjType t) {
   switch (t) {
     case ObjType::Context: return CL_INVALID_CONTEXT;
@@ -1349,7 +1353,9 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
   if (!q.ok()) return Reply(h, q.status()), Status::Ok();
   if (CanWaitInline()) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
-    // the shortest path from the device's completion to the answer.
+    // the shortest path from the device's completion to the answer (once nothing on the
+    // queue waits for its tenant's turn: the driver's wait spins).
+    server_->AwaitDispatch({}, (*q)->handle, kAwaitTurnLimit);
     Status s = server_->backend().Finish((*q)->handle);
     if (s.ok()) {
       // Everything enqueued on it so far is complete (LaunchRequest::before_known).
@@ -1411,6 +1417,7 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   if (evs.empty()) return finish(), Status::Ok();
   if (CanWaitInline()) {
     // As in Finish: nothing these events depend on needs the client, so wait right here.
+    server_->AwaitDispatch(evs, nullptr, kAwaitTurnLimit);
     Status ws = server_->backend().Wait(evs);
     Stamp(stamps::Point::kWaitDone);
     for (size_t i = 0; i < evs.size(); ++i) {

@@ -819,6 +819,63 @@ TEST_F(SchedulerTest, BestEffortTenantsOfShortLaunchesKeepTheirTurns) {
   EXPECT_LE(UsageOf(a).turns_idle + UsageOf(b).turns_idle, 1u);
 }
 
+// A session about to wait in the driver for a held launch (whose wait would spin a CPU until
+// the launch's turn comes) first waits for the scheduler to dispatch it (AwaitDispatch):
+// that returns at once for what is not held, blocks while the launch waits for its turn,
+// and returns once the turn has come, or at its limit.
+TEST_F(SchedulerTest, AWaitForAHeldLaunchBlocksUntilItsTurnComes) {
+  SchedulerOptions o;
+  o.quantum_us = 8000;
+  o.direct_in_turn = false;
+  o.gate_at_once = false;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 30'000);
+  dev_.SetGroupCost("b", 30'000);
+  auto first = Launch(a, 4);  // a alone: direct
+  dev_.RunUntilIdle();
+  Launch(b, 4);
+  dev_.RunUntilIdle();                         // both active from here: held
+  for (int i = 0; i < 400; ++i) Launch(a, 4);  // 12 ms of a's work: a's turn outlasts b's wait
+  ASSERT_TRUE(dev_.WaitFor([](const auto& all) {
+    return std::count_if(all.begin(), all.end(), [](auto& r) { return r.kernel == "a"; }) > 2;
+  }));
+  auto held = Launch(b, 4);  // waits for a's quantum: the simulated clock stands still
+  ASSERT_NE(held.event, nullptr);
+  using C = std::chrono::steady_clock;
+  BkEvent* not_held[] = {first.event};
+  auto t0 = C::now();
+  sched_->AwaitDispatch(not_held, nullptr, std::chrono::seconds(10));
+  sched_->AwaitDispatch({}, nullptr, std::chrono::seconds(10));
+  EXPECT_LT(C::now() - t0, std::chrono::seconds(1)) << "nothing of these is held";
+  BkEvent* waited[] = {held.event};
+  t0 = C::now();
+  sched_->AwaitDispatch(waited, nullptr, std::chrono::milliseconds(50));
+  EXPECT_GE(C::now() - t0, std::chrono::milliseconds(50)) << "held: waits out its limit";
+  EXPECT_EQ(LaunchesOf(b).size(), 1u) << "b's launch still waits for its turn";
+  std::atomic<bool> by_event{false}, by_queue{false};
+  std::thread w1([&] {
+    sched_->AwaitDispatch(waited, nullptr, std::chrono::seconds(30));
+    by_event = true;
+  });
+  std::thread w2([&] {
+    sched_->AwaitDispatch({}, b.app, std::chrono::seconds(30));
+    by_queue = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(by_event.load());
+  EXPECT_FALSE(by_queue.load());
+  dev_.RunUntilIdle();  // a's turn ends, b's begins
+  t0 = C::now();
+  w1.join();
+  w2.join();
+  EXPECT_LT(C::now() - t0, std::chrono::seconds(10)) << "woken by the dispatch, not the limit";
+  EXPECT_TRUE(by_event.load() && by_queue.load());
+  EXPECT_EQ(LaunchesOf(b).size(), 2u);
+  EXPECT_EQ(dev_.EventStatus(held.event), CL_COMPLETE);
+}
+
 // When the work of the tenant whose turn it is ends before its next launch comes (a closed
 // loop's round trip), the device waits up to turn_wait_us for that launch rather than change
 // context, and no longer: then the waiting tenant's turn begins.

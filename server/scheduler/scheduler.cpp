@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "proto/cpu_relax.h"
 #include "proto/stamps.h"
@@ -174,6 +175,7 @@ struct Scheduler::Held {
   bool gated = false;
   bool gated_first = false;
   bool gate_open = false;
+  bool undispatched = false;  // no dispatch has reached it yet (Scheduler::AwaitDispatch)
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
   // Preemptible runs (slicer::PlanRun): `done`/`total` count work-groups; `next` is `total`
   // while a run is on the device (everything left is in it), else `done`.
@@ -894,6 +896,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     // and the dispatcher opens its gate only once that one is all out (Candidate).
     if (h->gated) h->ready = true;
     st.queue.push_back(h);
+    Undispatched(*h);
     cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
     group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
     item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
@@ -1270,6 +1273,7 @@ bool Scheduler::FinishOneOver(std::unique_lock<std::mutex>& lk) {
         next.status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
       next.behind.reset();
     }
+    Dispatched(*held);  // dropped before any dispatch (cancelled, or what it waited for failed)
     lk.unlock();
     Finish(*held, held->status);
     lk.lock();
@@ -1293,6 +1297,34 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
                                           static_cast<int64_t>(options_.lc_whole_guard_us * 1000));
   if (lc.active && now < whole_end) lc.whole_until = whole_end;
   return lc;
+}
+
+void Scheduler::Undispatched(Held& h) {
+  h.undispatched = true;
+  undispatched_events_.insert(h.app_event);
+  undispatched_queues_[h.req.queue]++;
+  undispatched_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Scheduler::Dispatched(Held& h) {
+  if (!std::exchange(h.undispatched, false)) return;
+  undispatched_events_.erase(h.app_event);
+  if (auto it = undispatched_queues_.find(h.req.queue);
+      it != undispatched_queues_.end() && --it->second == 0)
+    undispatched_queues_.erase(it);
+  undispatched_.fetch_sub(1, std::memory_order_relaxed);
+  dispatched_cv_.notify_all();
+}
+
+void Scheduler::AwaitDispatch(std::span<BkEvent* const> events, const BkQueue* queue,
+                              std::chrono::milliseconds limit) {
+  if (undispatched_.load(std::memory_order_relaxed) == 0) return;
+  std::unique_lock lk(mu_);
+  dispatched_cv_.wait_for(lk, limit, [&] {
+    if (queue && undispatched_queues_.count(queue) > 0) return false;
+    return std::none_of(events.begin(), events.end(),
+                        [&](const BkEvent* e) { return undispatched_events_.count(e) > 0; });
+  });
 }
 
 void Scheduler::Wake() {
@@ -1497,6 +1529,7 @@ bool Scheduler::DispatchOne(std::unique_lock<std::mutex>& lk) {
 
 Scheduler::Dispatch Scheduler::Commit(TenantState& pick, const std::shared_ptr<Held>& h,
                                       const LcState& lc, Clock::time_point now) {
+  Dispatched(*h);
   if (!h->ready || (h->gated && !h->gated_first)) {
     // Chained: it follows the launch before it on rgpud's queue (gated: on the application's).
     h->ready = true;

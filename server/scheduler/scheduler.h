@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -344,6 +345,13 @@ class Scheduler {
   // best-effort work is not put on the device meanwhile, nor for lc_guard_us after, so that
   // the request's own transfers (a blocking read after its kernel) do not wait behind it.
   void LatencyCriticalRequest(bool begin);
+  // Returns once none of `events` (the application's events of launches) and nothing on
+  // `queue` (null: no queue) is a held launch still waiting for its turn, or after `limit`.
+  // A session calls it before it waits for such events (or finishes such a queue) in the
+  // driver: NVIDIA's wait spins a CPU for as long as it lasts, and a best-effort tenant's
+  // launches may wait for its turn for several quanta. Returns at once when it holds none.
+  void AwaitDispatch(std::span<BkEvent* const> events, const BkQueue* queue,
+                     std::chrono::milliseconds limit);
   // Called with every measured kernel's device time (set once, before launches start).
   std::function<void(const Tenant*, uint64_t ns)> on_device_time;
 
@@ -534,6 +542,14 @@ class Scheduler {
   // Erased by ForgetKernel.
   std::unordered_set<BkKernel*> overran_kernels_;   // GUARDED_BY(mu_)
   int device_in_flight_ = 0;                        // GUARDED_BY(mu_)
+  // Held launches that no dispatch has reached yet, by application event and by application
+  // queue (AwaitDispatch); `undispatched_` counts them, read without the lock for a fast no.
+  std::unordered_set<const BkEvent*> undispatched_events_;       // GUARDED_BY(mu_)
+  std::unordered_map<const BkQueue*, int> undispatched_queues_;  // GUARDED_BY(mu_)
+  std::atomic<int> undispatched_{0};
+  std::condition_variable dispatched_cv_;
+  void Undispatched(Held& h);  // requires mu_: it waits for its first dispatch
+  void Dispatched(Held& h);    // requires mu_: it has had it, or will never have one
   double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
   DeviceLedger ledger_;                             // GUARDED_BY(mu_)
   uint64_t odd_times_ = 0;  // GUARDED_BY(mu_); launches timed without QUEUED and SUBMIT (Completed)
