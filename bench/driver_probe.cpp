@@ -28,6 +28,11 @@
 // back, against the same launched every 4 ms with a 4-byte blocking read after each (the
 // sharing benchmark's LC requests): whether a kernel after an idle gap takes longer on the
 // device, which rgpud's accounting of such a tenant then charges.
+// --pending: what kernels waiting for user events in other contexts of the process (rgpud's
+// gated launches of tenants waiting for their turn) cost a closed loop in this one: a loop of
+// a ~30 us kernel two deep, N times, beside 0, 1 or 3 other contexts that each hold such a
+// kernel, alone or with a thread in clWaitForEvents on it; per case and round, µs per
+// completion and the CPUs the process kept busy meanwhile (its CPU time over the wall time).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -43,6 +48,7 @@
 
 #include <dirent.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -273,12 +279,138 @@ int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
   return 0;
 }
 
+// --pending (see the top of the file): JSON on stdout.
+int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_program prog, int n) {
+  cl_int err;
+  cl_kernel busy = clCreateKernel(prog, "busy", &err);
+  CHECK(err);
+  cl_mem fbuf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  CHECK(err);
+  const size_t g = 1;
+  auto set_iters = [&](cl_uint iters) {
+    CHECK(clSetKernelArg(busy, 0, sizeof(fbuf), &fbuf));
+    CHECK(clSetKernelArg(busy, 1, sizeof(iters), &iters));
+  };
+  // About 30 us alone.
+  cl_uint iters = 3000;
+  for (int i = 0; i < 4; ++i) {
+    set_iters(iters);
+    cl_event ev;
+    CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
+    CHECK(clWaitForEvents(1, &ev));
+    cl_ulong st = 0, en = 0;
+    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(st), &st, nullptr));
+    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(en), &en, nullptr));
+    clReleaseEvent(ev);
+    if (en > st) iters = static_cast<cl_uint>(std::min<double>(4e9, 30e3 / (en - st) * iters));
+  }
+  set_iters(iters);
+  // The other contexts, each with a queue and a kernel of its own.
+  struct Other {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_kernel k;
+    cl_mem buf;
+  };
+  std::vector<Other> others;
+  for (int i = 0; i < 3; ++i) {
+    Other o;
+    o.ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    CHECK(err);
+    o.q = clCreateCommandQueueWithProperties(o.ctx, dev, nullptr, &err);
+    CHECK(err);
+    cl_program p = clCreateProgramWithSource(o.ctx, 1, &kSource, nullptr, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(p, 1, &dev, "", nullptr, nullptr));
+    o.k = clCreateKernel(p, "tiny", &err);
+    CHECK(err);
+    clReleaseProgram(p);
+    o.buf = clCreateBuffer(o.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(o.k, 0, sizeof(o.buf), &o.buf));
+    others.push_back(o);
+  }
+  auto cpu_s = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  // kind 0: nothing pending; 1: a kernel behind a user event in each of `count` contexts;
+  // 2: the same with a thread in clWaitForEvents on each.
+  auto run = [&](int count, int kind) {
+    std::vector<cl_event> users, pending;
+    std::vector<std::thread> waiters;
+    for (int i = 0; kind > 0 && i < count; ++i) {
+      cl_event u = clCreateUserEvent(others[i].ctx, &err);
+      CHECK(err);
+      cl_event e;
+      CHECK(clEnqueueNDRangeKernel(others[i].q, others[i].k, 1, nullptr, &g, nullptr, 1, &u, &e));
+      CHECK(clFlush(others[i].q));
+      users.push_back(u);
+      pending.push_back(e);
+    }
+    if (kind == 2)
+      for (cl_event e : pending) waiters.emplace_back([e] { clWaitForEvents(1, &e); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const double c0 = cpu_s();
+    const auto t0 = Clock::now();
+    std::vector<cl_event> in_flight;
+    for (int i = 0; i < n; ++i) {
+      cl_event ev;
+      CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
+      CHECK(clFlush(q));
+      in_flight.push_back(ev);
+      if (in_flight.size() >= 2) {
+        CHECK(clWaitForEvents(1, &in_flight.front()));
+        clReleaseEvent(in_flight.front());
+        in_flight.erase(in_flight.begin());
+      }
+    }
+    for (cl_event e : in_flight) {
+      CHECK(clWaitForEvents(1, &e));
+      clReleaseEvent(e);
+    }
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double cpus = (cpu_s() - c0) / wall;
+    for (cl_event u : users) CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+    for (auto& w : waiters) w.join();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      CHECK(clWaitForEvents(1, &pending[i]));
+      clReleaseEvent(pending[i]);
+      clReleaseEvent(users[i]);
+    }
+    return std::make_pair(wall * 1e6 / n, cpus);
+  };
+  const std::vector<std::pair<int, int>> cases = {{0, 0}, {1, 1}, {3, 1}, {1, 2}, {3, 2}};
+  const char* names[] = {"alone", "1_pending", "3_pending", "1_pending_waited", "3_pending_waited"};
+  std::vector<std::vector<double>> us(cases.size()), cpus(cases.size());
+  for (int round = 0; round < 3; ++round)
+    for (size_t c = 0; c < cases.size(); ++c) {
+      auto [per, busy_cpus] = run(cases[c].first, cases[c].second);
+      us[c].push_back(per);
+      cpus[c].push_back(busy_cpus);
+    }
+  std::vector<std::string> keys(names, names + cases.size());
+  std::printf("{\"busy_iters\": %u, \"us_per_completion\": %s, \"cpus_busy\": %s}\n", iters,
+              RoundsJson(keys, us).c_str(), RoundsJson(keys, cpus).c_str());
+  for (auto& o : others) {
+    clReleaseMemObject(o.buf);
+    clReleaseKernel(o.k);
+    clReleaseCommandQueue(o.q);
+    clReleaseContext(o.ctx);
+  }
+  clReleaseMemObject(fbuf);
+  clReleaseKernel(busy);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string want;
   int n = 20000;
-  bool launch_only = false, pollers = false, events = false, gated = false, spaced = false;
+  bool launch_only = false, pollers = false, events = false, gated = false, spaced = false,
+       pending = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
     else if (!std::strcmp(argv[i], "--launch-only"))
@@ -291,11 +423,13 @@ int main(int argc, char** argv) {
       gated = true;
     else if (!std::strcmp(argv[i], "--spaced"))
       spaced = true;
+    else if (!std::strcmp(argv[i], "--pending"))
+      pending = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events "
-                   "| --gated | --spaced]\n",
+                   "| --gated | --spaced | --pending]\n",
                    argv[0]);
       return 2;
     }
@@ -322,6 +456,7 @@ int main(int argc, char** argv) {
 
   if (gated) return GatedTimes(ctx, dev, q, prog);
   if (spaced) return SpacedTimes(ctx, dev, q);
+  if (pending) return PendingTimes(dev, ctx, q, prog, n);
   if (pollers) {
     // A pending event: a marker behind a user event, set only at the end.
     cl_event gate = clCreateUserEvent(ctx, &err);
