@@ -31,7 +31,8 @@
 // --pending: what kernels waiting for user events in other contexts of the process (rgpud's
 // gated launches of tenants waiting for their turn) cost a closed loop in this one: a loop of
 // a ~30 us kernel two deep, N times, beside 0, 1 or 3 other contexts that each hold such a
-// kernel, alone or with a thread in clWaitForEvents on it; per case and round, µs per
+// kernel, alone or with a thread in clWaitForEvents on it, or two on a queue with profiling
+// (a tenant's two held launches in flight in rgpud); per case and round, µs per
 // completion and the CPUs the process kept busy meanwhile (its CPU time over the wall time).
 #include <CL/cl.h>
 
@@ -308,7 +309,7 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
   // The other contexts, each with a queue and a kernel of its own.
   struct Other {
     cl_context ctx;
-    cl_command_queue q;
+    cl_command_queue q, profiled;
     cl_kernel k;
     cl_mem buf;
   };
@@ -318,6 +319,9 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
     o.ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
     CHECK(err);
     o.q = clCreateCommandQueueWithProperties(o.ctx, dev, nullptr, &err);
+    CHECK(err);
+    cl_queue_properties prof[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    o.profiled = clCreateCommandQueueWithProperties(o.ctx, dev, prof, &err);
     CHECK(err);
     cl_program p = clCreateProgramWithSource(o.ctx, 1, &kSource, nullptr, &err);
     CHECK(err);
@@ -336,18 +340,23 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
     return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
   };
   // kind 0: nothing pending; 1: a kernel behind a user event in each of `count` contexts;
-  // 2: the same with a thread in clWaitForEvents on each.
+  // 2: the same with a thread in clWaitForEvents on each; 3: two such kernels, each behind a
+  // user event of its own, on a queue with profiling (as a tenant's two held launches in
+  // flight wait on its application's queue in rgpud).
   auto run = [&](int count, int kind) {
     std::vector<cl_event> users, pending;
     std::vector<std::thread> waiters;
     for (int i = 0; kind > 0 && i < count; ++i) {
-      cl_event u = clCreateUserEvent(others[i].ctx, &err);
-      CHECK(err);
-      cl_event e;
-      CHECK(clEnqueueNDRangeKernel(others[i].q, others[i].k, 1, nullptr, &g, nullptr, 1, &u, &e));
-      CHECK(clFlush(others[i].q));
-      users.push_back(u);
-      pending.push_back(e);
+      for (int j = 0; j < (kind == 3 ? 2 : 1); ++j) {
+        cl_event u = clCreateUserEvent(others[i].ctx, &err);
+        CHECK(err);
+        cl_event e;
+        cl_command_queue oq = kind == 3 ? others[i].profiled : others[i].q;
+        CHECK(clEnqueueNDRangeKernel(oq, others[i].k, 1, nullptr, &g, nullptr, 1, &u, &e));
+        CHECK(clFlush(oq));
+        users.push_back(u);
+        pending.push_back(e);
+      }
     }
     if (kind == 2)
       for (cl_event e : pending) waiters.emplace_back([e] { clWaitForEvents(1, &e); });
@@ -381,8 +390,13 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
     }
     return std::make_pair(wall * 1e6 / n, cpus);
   };
-  const std::vector<std::pair<int, int>> cases = {{0, 0}, {1, 1}, {3, 1}, {1, 2}, {3, 2}};
-  const char* names[] = {"alone", "1_pending", "3_pending", "1_pending_waited", "3_pending_waited"};
+  const std::vector<std::pair<int, int>> cases = {{0, 0}, {1, 1}, {3, 1}, {1, 2}, {3, 2}, {3, 3}};
+  const char* names[] = {"alone",
+                         "1_pending",
+                         "3_pending",
+                         "1_pending_waited",
+                         "3_pending_waited",
+                         "3_two_pending_profiled"};
   std::vector<std::vector<double>> us(cases.size()), cpus(cases.size());
   for (int round = 0; round < 3; ++round)
     for (size_t c = 0; c < cases.size(); ++c) {
@@ -397,6 +411,7 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
     clReleaseMemObject(o.buf);
     clReleaseKernel(o.k);
     clReleaseCommandQueue(o.q);
+    clReleaseCommandQueue(o.profiled);
     clReleaseContext(o.ctx);
   }
   clReleaseMemObject(fbuf);
