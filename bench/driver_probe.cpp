@@ -33,7 +33,8 @@
 // a ~30 us kernel two deep, N times, beside 0, 1 or 3 other contexts that each hold such a
 // kernel, alone or with a thread in clWaitForEvents on it, or two on a queue with profiling
 // (a tenant's two held launches in flight in rgpud); per case and round, µs per
-// completion and the CPUs the process kept busy meanwhile (its CPU time over the wall time).
+// completion, µs per enqueue and flush, and the CPUs the process kept busy meanwhile (its CPU
+// time over the wall time).
 #include <CL/cl.h>
 
 #include <algorithm>
@@ -364,10 +365,13 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
     const double c0 = cpu_s();
     const auto t0 = Clock::now();
     std::vector<cl_event> in_flight;
+    Clock::duration enqueue{};
     for (int i = 0; i < n; ++i) {
       cl_event ev;
+      const auto e0 = Clock::now();
       CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
       CHECK(clFlush(q));
+      enqueue += Clock::now() - e0;
       in_flight.push_back(ev);
       if (in_flight.size() >= 2) {
         CHECK(clWaitForEvents(1, &in_flight.front()));
@@ -388,7 +392,8 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
       clReleaseEvent(pending[i]);
       clReleaseEvent(users[i]);
     }
-    return std::make_pair(wall * 1e6 / n, cpus);
+    return std::make_tuple(wall * 1e6 / n, cpus,
+                           std::chrono::duration<double, std::micro>(enqueue).count() / n);
   };
   const std::vector<std::pair<int, int>> cases = {{0, 0}, {1, 1}, {3, 1}, {1, 2}, {3, 2}, {3, 3}};
   const char* names[] = {"alone",
@@ -397,16 +402,20 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
                          "1_pending_waited",
                          "3_pending_waited",
                          "3_two_pending_profiled"};
-  std::vector<std::vector<double>> us(cases.size()), cpus(cases.size());
+  std::vector<std::vector<double>> us(cases.size()), cpus(cases.size()), enq(cases.size());
   for (int round = 0; round < 3; ++round)
     for (size_t c = 0; c < cases.size(); ++c) {
-      auto [per, busy_cpus] = run(cases[c].first, cases[c].second);
+      auto [per, busy_cpus, enqueue_us] = run(cases[c].first, cases[c].second);
       us[c].push_back(per);
       cpus[c].push_back(busy_cpus);
+      enq[c].push_back(enqueue_us);
     }
   std::vector<std::string> keys(names, names + cases.size());
-  std::printf("{\"busy_iters\": %u, \"us_per_completion\": %s, \"cpus_busy\": %s}\n", iters,
-              RoundsJson(keys, us).c_str(), RoundsJson(keys, cpus).c_str());
+  std::printf(
+      "{\"busy_iters\": %u, \"us_per_completion\": %s, \"enqueue_and_flush_us\": %s, "
+      "\"cpus_busy\": %s}\n",
+      iters, RoundsJson(keys, us).c_str(), RoundsJson(keys, enq).c_str(),
+      RoundsJson(keys, cpus).c_str());
   for (auto& o : others) {
     clReleaseMemObject(o.buf);
     clReleaseKernel(o.k);

@@ -7,8 +7,8 @@ stamps (proto/stamps.h) and prints p50 / p90 / p99 of each step in microseconds.
     RGPU_STAMPS=/tmp/st/s rgpu-bench-sharing --matrix --scenarios mx_be_tiny --modes fair ...
     bench/stamps_waits.py CLIENT_FILE SERVER_FILE
 
-Beside other tenants, rgpud's file holds every session's stamps: the one that waited for
-events most is taken.
+Beside other tenants, rgpud's file holds every session's stamps: the one whose number of
+launch frames is nearest the client's number of launches is taken.
 
 The step that ends the wait (rgpud's driver wait returns -> the client's clWaitForEvents
 returns) and the steps up to the next launch's enqueue in rgpud are what the device waits
@@ -24,14 +24,20 @@ def load(path):
     return [tuple(int(x) for x in line.split()) for line in open(path)]
 
 
-def one_session(server):
+def one_session(server, launches=None):
     """rgpud's stamps of the session that waited for events most (the argument's upper bits
-    are the session's id), with the id taken off."""
-    waits = {}
+    are the session's id), or, given the client's number of launches, of the session whose
+    number of launch frames is nearest it; with the id taken off."""
+    waits, frames = {}, {}
     for p, a, _ in server:
         if p == FRAME_IN and a & 0xFFFFF == OP_WAIT:
             waits[a >> 20] = waits.get(a >> 20, 0) + 1
-    sid = max(waits, key=waits.get) if waits else 0
+        if p == FRAME_IN and a & 0xFFFFF == OP_LAUNCH:
+            frames[a >> 20] = frames.get(a >> 20, 0) + 1
+    if launches is not None and frames:
+        sid = min(frames, key=lambda k: abs(frames[k] - launches))
+    else:
+        sid = max(waits, key=waits.get) if waits else 0
     return [(p, a & 0xFFFFF, ns) for p, a, ns in server if a >> 20 == sid]
 
 
@@ -45,7 +51,8 @@ def pct(xs, q):
 
 
 def main():
-    client, server = load(sys.argv[1]), one_session(load(sys.argv[2]))
+    client = load(sys.argv[1])
+    server = one_session(load(sys.argv[2]), sum(1 for p, _, _ in client if p == LAUNCH_CALL))
     c = {k: series(client, k) for k in (LAUNCH_CALL, LAUNCH_QUEUED, WAIT_CALL, WAIT_RETURNS)}
     s = {'launch_in': series(server, FRAME_IN, OP_LAUNCH), 'submit': series(server, SUBMIT),
          'submitted': series(server, SUBMITTED), 'wait_in': series(server, FRAME_IN, OP_WAIT),

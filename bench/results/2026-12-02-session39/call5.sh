@@ -23,3 +23,7 @@ grep -E '^\| tiny \|' $OUT/fair/sharing.md
 python3 bench/stamps_turns.py /tmp/st/fair/s.* 2>&1
 cat $OUT/syscalls-fair.txt
 rm -f $OUT/*/device-log.txt $OUT/*/progress.txt $OUT/*.log $OUT/*/sharing.json $OUT/*/rgpud-logs.tar.gz
+# The loop's steps through rgpud (bench/stamps_waits.py), one tenant of the four.
+C=$(for f in /tmp/st/fair/s.*; do [ "$(grep -c '^21 ' $f)" -gt 1000 ] && echo $f; done | head -1)
+S=$(for f in /tmp/st/fair/s.*; do [ "$(grep -c '^13 ' $f)" -gt 1000 ] && echo $f; done | head -1)
+python3 bench/stamps_waits.py $C $S
