@@ -282,6 +282,11 @@ int main(int argc, char** argv) try {
                  "session's launch thread for their held launches that go at once; flushes "
                  "and waits do not wait for its launches (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--await-dispatch", opt.sched.await_dispatch,
+                 "a session that waits in the driver for a held launch (clWaitForEvents, "
+                 "clFinish) first sleeps until the dispatcher has put it on the device: the "
+                 "driver's wait spins a CPU (1 on, 0 off).")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   opt.pinned_staging_bytes = pinned_mib << 20;
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));

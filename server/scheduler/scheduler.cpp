@@ -1318,7 +1318,7 @@ void Scheduler::Dispatched(Held& h) {
 
 void Scheduler::AwaitDispatch(std::span<BkEvent* const> events, const BkQueue* queue,
                               std::chrono::milliseconds limit) {
-  if (undispatched_.load(std::memory_order_relaxed) == 0) return;
+  if (!options_.await_dispatch || undispatched_.load(std::memory_order_relaxed) == 0) return;
   std::unique_lock lk(mu_);
   dispatched_cv_.wait_for(lk, limit, [&] {
     if (queue && undispatched_queues_.count(queue) > 0) return false;

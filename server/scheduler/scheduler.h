@@ -180,6 +180,10 @@ struct SchedulerOptions {
   // latency-critical tenant active in another context (LcElsewhere). Off: such frames wait
   // for the thread, and held launches go from the session's thread (as in session 31).
   bool pipe_loops = true;
+  // A session about to wait in the driver for a held launch that has not gone on the device
+  // yet sleeps until it has (AwaitDispatch): NVIDIA's wait spins a CPU while it lasts, and a
+  // best-effort tenant may wait several quanta for its turn. Off: AwaitDispatch returns at once.
+  bool await_dispatch = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random

@@ -27,3 +27,16 @@ rm -f $OUT/*/device-log.txt $OUT/*/progress.txt $OUT/*.log $OUT/*/sharing.json $
 C=$(for f in /tmp/st/fair/s.*; do [ "$(grep -c '^21 ' $f)" -gt 1000 ] && echo $f; done | head -1)
 S=$(for f in /tmp/st/fair/s.*; do [ "$(grep -c '^13 ' $f)" -gt 1000 ] && echo $f; done | head -1)
 python3 bench/stamps_waits.py $C $S
+# AwaitDispatch on and off, with `fifo`, in one run; every rgpu thread's CPU sampled.
+python3 bench/schedstat_sample.py $OUT/sched.tsv 120 0.25 &
+sp=$!
+timeout 100 bash bench/sharing_on_device.sh .carry-new $OUT/ab --matrix --equal \
+  --scenarios mx_equal4_tiny --be-depth 2 --be-kinds tiny --modes fifo,fair,fair/--await-dispatch=0 \
+  --baseline .carry-new/native-sharing.json --duration 2.5 --timeout 25 > $OUT/s.log 2>&1
+echo "== ab rc=$?"
+kill $sp; wait $sp 2>/dev/null
+grep -E '^\| tiny \|' $OUT/ab/sharing.md
+python3 bench/schedstat_report.py $OUT/sched.tsv 5 > $OUT/sched-report.txt
+gzip $OUT/sched.tsv
+grep rgpud $OUT/sched-report.txt
+rm -f $OUT/*/device-log.txt $OUT/*/progress.txt $OUT/*.log $OUT/*/sharing.json $OUT/*/rgpud-logs.tar.gz
