@@ -56,6 +56,10 @@ enum class Point : uint32_t {
   kAtOnceEnqueued = 30,  // the driver's enqueue returned
   kAtOnceFlushed = 31,   // the driver's flush returned
   kAtOnceWatched = 32,   // counted as launched, handed to the completion watcher
+  // rgpud's scheduler, in a direct launch (Scheduler::Direct; the argument is 0).
+  kDirectEntered = 33,   // Direct entered (Submit's own work before it, under its lock)
+  kDirectChosen = 34,    // its event chosen (ChooseEvent, under the scheduler's lock)
+  kDirectLaunched = 35,  // the driver's enqueue returned (or the launch thread took it)
 };
 
 class Log {

@@ -514,8 +514,10 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
   // The request is spent here: its argument snapshot takes the hidden argument in place.
   if (req.slice_info && whole_hidden)
     AppendHidden(req.args, slicer::HiddenArgForWholeLaunch(), nullptr);
+  stamps::Mark(stamps::Point::kDirectEntered);
   CostKey ck{req.kernel, WorkItems(req.range)};
   const EventChoice choice = ChooseEvent(req, ck);
+  stamps::Mark(stamps::Point::kDirectChosen);
   const bool latency_critical = choice.latency_critical;
   const uint64_t seq = choice.seq;
   const bool traced = req.trace_entered != Clock::time_point{};
@@ -557,6 +559,7 @@ Result<LaunchResult> Scheduler::Direct(LaunchRequest& req, bool whole_hidden) {
     if (req.pipe) req.pipe->Wait();
     ev = backend_->Launch(req.queue, req.kernel, req.args, req.range, req.waits, choice.need_event);
   }
+  stamps::Mark(stamps::Point::kDirectLaunched);
   if (traced) {
     using us = std::chrono::duration<float, std::micro>;
     std::lock_guard lk(mu_);

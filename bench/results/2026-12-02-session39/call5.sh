@@ -23,10 +23,21 @@ grep -E '^\| tiny \|' $OUT/fair/sharing.md
 python3 bench/stamps_turns.py /tmp/st/fair/s.* 2>&1
 cat $OUT/syscalls-fair.txt
 rm -f $OUT/*/device-log.txt $OUT/*/progress.txt $OUT/*.log $OUT/*/sharing.json $OUT/*/rgpud-logs.tar.gz
-# The loop's steps through rgpud (bench/stamps_waits.py), one tenant of the four.
-C=$(for f in /tmp/st/fair/s.*; do [ "$(grep -c '^21 ' $f)" -gt 1000 ] && echo $f; done | head -1)
-S=$(for f in /tmp/st/fair/s.*; do [ "$(grep -c '^13 ' $f)" -gt 1000 ] && echo $f; done | head -1)
-python3 bench/stamps_waits.py $C $S
+# The loop's steps through rgpud (bench/stamps_waits.py, one tenant of the four) and a direct
+# launch's steps in rgpud (bench/stamps_held.py --direct), then the same for one tenant alone.
+steps() {
+  C=$(for f in /tmp/st/$1/s.*; do [ "$(grep -c '^21 ' $f)" -gt 1000 ] && echo $f; done | head -1)
+  S=$(for f in /tmp/st/$1/s.*; do [ "$(grep -c '^13 ' $f)" -gt 1000 ] && echo $f; done | head -1)
+  python3 bench/stamps_waits.py $C $S
+  python3 bench/stamps_held.py --direct $S
+}
+steps fair
+mkdir -p /tmp/st/solo
+RGPU_STAMPS=/tmp/st/solo/s timeout 80 bash bench/sharing_on_device.sh .carry-new $OUT/solo --matrix --equal \
+  --scenarios mx_be_tiny --be-depth 2 --be-kinds tiny --modes fair \
+  --baseline .carry-new/native-sharing.json --duration 2.5 --timeout 25 > $OUT/s.log 2>&1
+echo "== solo rc=$?"
+steps solo
 # AwaitDispatch on and off, with `fifo`, in one run; every rgpu thread's CPU sampled.
 python3 bench/schedstat_sample.py $OUT/sched.tsv 120 0.25 &
 sp=$!
