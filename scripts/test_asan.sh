@@ -18,4 +18,4 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 cd "$build"
 ctest --output-on-failure -j 2 --timeout 600 \
-  -R '^(api_rgpu_unix|api_rgpu_tcp|clients_concurrent_and_killed|sliced_api_fair|security_asan|shared_rgpu_unix|shared_rgpu_tcp|scheduler|session_handlers|launch_thread_api_unix|launch_thread_api_fair_two_at_once)$'
+  -R '^(api_rgpu_unix|api_rgpu_tcp|clients_concurrent_and_killed|sliced_api_fair|security_asan|shared_rgpu_unix|shared_rgpu_tcp|scheduler_[0-3]|session_handlers|launch_thread_api_unix|launch_thread_api_fair_two_at_once)$'
