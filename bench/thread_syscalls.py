@@ -16,13 +16,7 @@ import os
 import sys
 import time
 
-
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
+from proc_read import read
 
 
 def main():
