@@ -43,10 +43,10 @@ namespace {
 
 // --pin-cpu: the one CPU that rgpud and every thread it makes (the device's too) run on, or -1
 // for any. On a 2-vCPU VM serving PoCL a client and rgpud that share the CPUs wait for each
-// other's wake-ups: sync round trips through the Unix socket took 3.4x native at the median
-// of six runs, 1.7x (launch+finish) and 1.4x (4-byte read) with rgpud on one CPU, the client
-// free to use the other; but PoCL's kernels then have one CPU, not two (a 1024 matmul took
-// 4.4-4.8 s against 2.4-2.6 s). docs/performance.md, "Small machines".
+// other's wake-ups: 4-byte reads through the Unix socket took 3.3-3.5x native at the median
+// of runs, 1.4x with rgpud on one CPU and the client free to use the other (launch+finish
+// 1.7x or 3.1x, by the VM's state); but PoCL's kernels then have one CPU, not two (a 1024
+// matmul took 4.4-4.8 s against 2.4-2.6 s). docs/performance.md, "Small machines".
 int ChoosePinCpu(const std::string& spec, std::string* error) {
   if (spec == "off") return -1;
   cpu_set_t allowed;
@@ -89,7 +89,7 @@ int main(int argc, char** argv) try {
   app.add_option("--pin-cpu", pin_cpu_spec,
                  "Run rgpud and every thread it makes, the device's included, on this one CPU "
                  "(off: any). On a host of 2 CPUs this keeps rgpud off the CPU its clients "
-                 "wait on, which halves sync round trips there; but a CPU device (PoCL) then "
+                 "wait on, which shortens their sync round trips; but a CPU device (PoCL) then "
                  "computes on that one CPU.")
       ->capture_default_str();
   std::string heap_reuse = "auto";
