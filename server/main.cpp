@@ -37,8 +37,6 @@ void LogFatalSignal(int sig) {
 }
 }  // namespace
 
-// An exception that escapes (an allocation failure while starting, say) ends rgpud with its
-// message rather than with std::terminate's.
 namespace {
 
 // --pin-cpu: the one CPU that rgpud and every thread it makes (the device's too) run on, or -1
@@ -67,6 +65,8 @@ int ChoosePinCpu(const std::string& spec, std::string* error) {
 
 }  // namespace
 
+// An exception that escapes (an allocation failure while starting, say) ends rgpud with its
+// message rather than with std::terminate's.
 int main(int argc, char** argv) try {
   for (int sig : {SIGFPE, SIGSEGV, SIGBUS, SIGILL}) signal(sig, LogFatalSignal);
   rgpu::server::ConfigureHeap();
