@@ -35,9 +35,6 @@ void LogFatalSignal(int sig) {
   signal(sig, SIG_DFL);
   raise(sig);
 }
-}  // namespace
-
-namespace {
 
 // --pin-cpu: the one CPU that rgpud and every thread it makes (the device's too) run on, or -1
 // for any. On a 2-vCPU VM serving PoCL a client and rgpud that share the CPUs wait for each
