@@ -1,4 +1,4 @@
-"""A /proc file's text, shared by the samplers (schedstat_sample.py, thread_syscalls.py)."""
+"""A /proc file's text, shared by the samplers (schedstat_sample.py, thread_syscalls.py, wakeups_per_round_trip.py)."""
 
 
 def read(path):

@@ -15,16 +15,16 @@ import time
 
 import pyopencl as cl
 
+from proc_read import read
+
 
 def switches():
     out = {}
     for tid in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{tid}/comm") as f:
-            name = f.read().strip()
-        with open(f"/proc/self/task/{tid}/status") as f:
-            for line in f:
-                if line.startswith("voluntary_ctxt_switches"):
-                    out[f"{name} ({tid})"] = int(line.split()[1])
+        status = read(f"/proc/self/task/{tid}/status") or ""
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches"):
+                out[f"{read(f'/proc/self/task/{tid}/comm')} ({tid})"] = int(line.split()[1])
     return out
 
 
