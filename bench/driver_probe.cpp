@@ -35,14 +35,38 @@
 // (a tenant's two held launches in flight in rgpud); per case and round, µs per
 // completion, µs per enqueue and flush, and the CPUs the process kept busy meanwhile (its CPU
 // time over the wall time).
+// --turns: four tenants, each a context of its own with a thread running a closed loop of a
+// ~30 us kernel two deep on a queue with profiling, taking turns of 8 ms as rgpud's `fair`
+// gives best-effort tenants, three ways: "free" (no turns: every launch at once, the driver
+// time-slices the contexts, as under `fifo`), "gated" (a launch out of its tenant's turn is
+// enqueued at once behind a user event that a turn keeper sets when the turn comes, and the
+// tenant sleeps until then before it waits for it, as rgpud's gates and AwaitDispatch; in
+// its turn a launch goes at once) and "held" (a launch out of turn waits in its tenant's
+// thread until the turn comes, then goes at once: no user event). Per way and round:
+// completions per second of all tenants, the mean enqueue of a launch that went at once,
+// and the CPU% of each thread the driver made (the busiest first): whether kernels behind
+// user events are what keeps a driver thread of each waiting tenant's context spinning
+// under `fair` (bench/results/2026-12-03-session41).
+// --trigger: which one thing done once in a fresh context leaves a driver thread of that
+// context spinning afterwards (--turns found the threads of `gated` still spinning in the
+// next `free` rounds, and a free loop's enqueue twice as slow): per variant (nothing; a user
+// event made and set, waited on by nothing; a kernel behind a user event already set; a
+// kernel behind a user event set later by this thread, or by another; a marker behind a user
+// event; a thread waiting on a condition variable meanwhile) and round, in a context of its
+// own, a closed loop of a ~30 us kernel two deep for 0.5 s after it: completions per second,
+// µs per enqueue, and the CPU% of the driver's threads over the loop.
 #include <CL/cl.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -281,6 +305,32 @@ int SpacedTimes(cl_context ctx, cl_device_id dev, cl_command_queue q) {
   return 0;
 }
 
+// The `busy` kernel's iterations for about 30 us alone, measured on `q`.
+cl_uint CalibrateBusy(cl_context ctx, cl_command_queue q, cl_program prog) {
+  cl_int err;
+  cl_uint iters = 3000;
+  cl_kernel busy = clCreateKernel(prog, "busy", &err);
+  CHECK(err);
+  cl_mem fbuf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+  CHECK(err);
+  const size_t g = 1;
+  for (int i = 0; i < 4; ++i) {
+    CHECK(clSetKernelArg(busy, 0, sizeof(cl_mem), &fbuf));
+    CHECK(clSetKernelArg(busy, 1, sizeof(iters), &iters));
+    cl_event ev;
+    CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
+    CHECK(clWaitForEvents(1, &ev));
+    cl_ulong st = 0, en = 0;
+    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(st), &st, nullptr));
+    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(en), &en, nullptr));
+    clReleaseEvent(ev);
+    if (en > st) iters = static_cast<cl_uint>(std::min<double>(4e9, 30e3 / (en - st) * iters));
+  }
+  clReleaseMemObject(fbuf);
+  clReleaseKernel(busy);
+  return iters;
+}
+
 // --pending (see the top of the file): JSON on stdout.
 int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_program prog, int n) {
   cl_int err;
@@ -293,19 +343,7 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
     CHECK(clSetKernelArg(busy, 0, sizeof(fbuf), &fbuf));
     CHECK(clSetKernelArg(busy, 1, sizeof(iters), &iters));
   };
-  // About 30 us alone.
-  cl_uint iters = 3000;
-  for (int i = 0; i < 4; ++i) {
-    set_iters(iters);
-    cl_event ev;
-    CHECK(clEnqueueNDRangeKernel(q, busy, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
-    CHECK(clWaitForEvents(1, &ev));
-    cl_ulong st = 0, en = 0;
-    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(st), &st, nullptr));
-    CHECK(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(en), &en, nullptr));
-    clReleaseEvent(ev);
-    if (en > st) iters = static_cast<cl_uint>(std::min<double>(4e9, 30e3 / (en - st) * iters));
-  }
+  const cl_uint iters = CalibrateBusy(ctx, q, prog);
   set_iters(iters);
   // The other contexts, each with a queue and a kernel of its own.
   struct Other {
@@ -428,13 +466,320 @@ int PendingTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_progra
   return 0;
 }
 
+// Per thread of this process: tid -> (name, user+system ticks).
+std::map<int, std::pair<std::string, long>> ThreadTicks() {
+  std::map<int, std::pair<std::string, long>> out;
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return out;
+  while (const dirent* d = readdir(tasks)) {
+    if (d->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + d->d_name + "/stat");
+    std::string line;
+    if (!f || !std::getline(f, line)) continue;
+    const size_t open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::vector<std::string> fields;
+    for (std::string w; rest >> w;) fields.push_back(w);
+    if (fields.size() < 13) continue;
+    out[std::atoi(d->d_name)] = {line.substr(open + 1, close - open - 1),
+                                 std::atol(fields[11].c_str()) + std::atol(fields[12].c_str())};
+  }
+  closedir(tasks);
+  return out;
+}
+
+// --turns (see the top of the file): JSON on stdout. held_first: the ways in the order held,
+// free, gated (a process whose contexts never saw a user event before `held`).
+int TurnTimes(cl_device_id dev, cl_context ctx, cl_command_queue q, cl_program prog,
+              bool held_first) {
+  constexpr int kTenants = 4;
+  constexpr auto kTurn = std::chrono::milliseconds(8);
+  constexpr auto kRun = std::chrono::seconds(2);
+  cl_int err;
+  const cl_uint iters = CalibrateBusy(ctx, q, prog);
+  struct Tenant {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_kernel k;
+    cl_mem buf;
+  };
+  std::vector<Tenant> tenants;
+  for (int i = 0; i < kTenants; ++i) {
+    Tenant t;
+    t.ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    CHECK(err);
+    cl_queue_properties prof[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    t.q = clCreateCommandQueueWithProperties(t.ctx, dev, prof, &err);
+    CHECK(err);
+    t.k = BuildKernel(t.ctx, dev, kSource, "busy");
+    t.buf = clCreateBuffer(t.ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(t.k, 0, sizeof(cl_mem), &t.buf));
+    CHECK(clSetKernelArg(t.k, 1, sizeof(iters), &iters));
+    tenants.push_back(t);
+  }
+  enum Way { kFree, kGated, kHeld };
+  const char* way_names[] = {"free", "gated", "held"};
+  const long hz = sysconf(_SC_CLK_TCK);
+  std::vector<std::vector<double>> rate(3), enqueue(3), driver_sum(3), driver_top(3), ours(3);
+  std::string threads_json;
+  auto run = [&](Way way, int round) {
+    std::mutex mu;
+    std::condition_variable cv;
+    int turn = 0;
+    bool stop = false;
+    std::vector<std::vector<cl_event>> gates(kTenants);  // user events to set at the turn
+    std::atomic<long> completions{0}, direct{0};
+    std::atomic<long long> direct_ns{0};
+    std::vector<int> our_tids(kTenants, 0);
+    our_tids.push_back(static_cast<int>(syscall(SYS_gettid)));
+    std::atomic<bool> measuring{false};
+    std::vector<std::thread> threads;
+    threads.reserve(kTenants);
+    for (int i = 0; i < kTenants; ++i)
+      threads.emplace_back([&, i] {
+        our_tids[i] = static_cast<int>(syscall(SYS_gettid));
+        const Tenant& t = tenants[i];
+        const size_t g = 1;
+        std::deque<std::pair<cl_event, cl_event>> in_flight;  // (kernel, its gate or null)
+        for (;;) {
+          cl_event gate = nullptr;
+          {
+            std::unique_lock lk(mu);
+            if (way == kHeld) cv.wait(lk, [&] { return stop || turn == i; });
+            if (stop) break;
+            if (way == kGated && turn != i) {
+              cl_int rc;
+              gate = clCreateUserEvent(t.ctx, &rc);
+              CHECK(rc);
+              clRetainEvent(gate);  // one reference for the turn keeper, one for this loop
+              gates[i].push_back(gate);
+            }
+          }
+          cl_event ev;
+          const auto e0 = Clock::now();
+          CHECK(clEnqueueNDRangeKernel(t.q, t.k, 1, nullptr, &g, nullptr, gate ? 1 : 0,
+                                       gate ? &gate : nullptr, &ev));
+          CHECK(clFlush(t.q));
+          if (!gate && measuring.load(std::memory_order_relaxed)) {
+            direct_ns +=
+                std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - e0).count();
+            ++direct;
+          }
+          in_flight.emplace_back(ev, gate);
+          while (in_flight.size() >= 2) {
+            cl_event front = in_flight.front().first;
+            cl_event front_gate = in_flight.front().second;
+            in_flight.pop_front();
+            if (front_gate) {
+              // Sleep until the turn keeper has set the gate (rgpud's AwaitDispatch).
+              std::unique_lock lk(mu);
+              cv.wait(lk, [&] {
+                return std::find(gates[i].begin(), gates[i].end(), front_gate) == gates[i].end();
+              });
+            }
+            CHECK(clWaitForEvents(1, &front));
+            clReleaseEvent(front);
+            if (front_gate) clReleaseEvent(front_gate);
+            if (measuring.load(std::memory_order_relaxed)) ++completions;
+          }
+        }
+        for (auto [front, front_gate] : in_flight) {
+          CHECK(clWaitForEvents(1, &front));
+          clReleaseEvent(front);
+          if (front_gate) clReleaseEvent(front_gate);
+        }
+      });
+    auto keep_turns = [&](Clock::time_point until) {
+      while (Clock::now() < until) {
+        std::this_thread::sleep_for(kTurn);
+        if (way == kFree) continue;
+        {
+          std::lock_guard lk(mu);
+          turn = (turn + 1) % kTenants;
+          for (cl_event u : gates[turn]) {
+            CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+            clReleaseEvent(u);
+          }
+          gates[turn].clear();
+        }
+        cv.notify_all();
+      }
+    };
+    keep_turns(Clock::now() + std::chrono::milliseconds(200));  // warm-up
+    const auto before = ThreadTicks();
+    const auto t0 = Clock::now();
+    measuring = true;
+    keep_turns(t0 + kRun);
+    measuring = false;
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    const auto after = ThreadTicks();
+    {
+      std::lock_guard lk(mu);
+      stop = true;
+      for (auto& list : gates) {
+        for (cl_event u : list) {
+          CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+          clReleaseEvent(u);
+        }
+        list.clear();
+      }
+    }
+    cv.notify_all();
+    for (auto& th : threads) th.join();
+    std::vector<double> driver;
+    double our = 0;
+    std::string listed;
+    for (const auto& [tid, named] : after) {
+      auto b = before.find(tid);
+      const double pct =
+          100.0 * (named.second - (b == before.end() ? 0 : b->second.second)) / hz / wall;
+      if (std::find(our_tids.begin(), our_tids.end(), tid) != our_tids.end()) {
+        our += pct;
+        continue;
+      }
+      driver.push_back(pct);
+      if (round == 0 && pct >= 5)
+        listed += (listed.empty() ? "" : ", ") + std::string("\"") + named.first + " " +
+                  std::to_string(tid) + " " + std::to_string(static_cast<int>(pct)) + "%\"";
+    }
+    std::sort(driver.rbegin(), driver.rend());
+    rate[way].push_back(completions / wall);
+    enqueue[way].push_back(direct ? direct_ns / 1e3 / direct : 0);
+    driver_sum[way].push_back(std::accumulate(driver.begin(), driver.end(), 0.0));
+    driver_top[way].push_back(driver.empty() ? 0 : driver.front());
+    ours[way].push_back(our);
+    if (round == 0)
+      threads_json += std::string(threads_json.empty() ? "" : ", ") + "\"" + way_names[way] +
+                      "\": [" + listed + "]";
+  };
+  for (int round = 0; round < 3; ++round)
+    for (Way way : held_first ? std::vector<Way>{kHeld, kFree, kGated}
+                              : std::vector<Way>{kFree, kGated, kHeld})
+      run(way, round);
+  std::vector<std::string> keys(way_names, way_names + 3);
+  std::printf(
+      "{\"busy_iters\": %u, \"completions_per_s\": %s, \"direct_enqueue_us\": %s, "
+      "\"driver_threads_cpu_pct_sum\": %s, \"busiest_driver_thread_cpu_pct\": %s, "
+      "\"tenant_threads_cpu_pct_sum\": %s, \"driver_threads_over_5pct_round0\": {%s}}\n",
+      iters, RoundsJson(keys, rate).c_str(), RoundsJson(keys, enqueue).c_str(),
+      RoundsJson(keys, driver_sum).c_str(), RoundsJson(keys, driver_top).c_str(),
+      RoundsJson(keys, ours).c_str(), threads_json.c_str());
+  for (auto& t : tenants) {
+    clReleaseMemObject(t.buf);
+    clReleaseKernel(t.k);
+    clReleaseCommandQueue(t.q);
+    clReleaseContext(t.ctx);
+  }
+  return 0;
+}
+
+// --trigger (see the top of the file): JSON on stdout.
+int TriggerTimes(cl_device_id dev, cl_uint iters) {
+  const char* names[] = {"nothing",
+                         "user_event_set",
+                         "kernel_behind_set_user_event",
+                         "kernel_behind_user_event_set_here",
+                         "kernel_behind_user_event_set_by_another",
+                         "marker_behind_user_event_set_later"};
+  constexpr int kVariants = 6;
+  const long hz = sysconf(_SC_CLK_TCK);
+  std::vector<std::vector<double>> rate(kVariants), enqueue(kVariants), driver(kVariants);
+  for (int round = 0; round < 2; ++round)
+    for (int v = 0; v < kVariants; ++v) {
+      cl_int err;
+      cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+      CHECK(err);
+      cl_queue_properties prof[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+      cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, prof, &err);
+      CHECK(err);
+      cl_kernel k = BuildKernel(ctx, dev, kSource, "busy");
+      cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &err);
+      CHECK(err);
+      CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &buf));
+      CHECK(clSetKernelArg(k, 1, sizeof(iters), &iters));
+      const size_t g = 1;
+      // A few launches first: the context's own threads are made by now.
+      for (int i = 0; i < 20; ++i)
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr));
+      CHECK(clFinish(q));
+      if (v >= 1) {
+        cl_event u = clCreateUserEvent(ctx, &err);
+        CHECK(err);
+        if (v == 1 || v == 2) CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        cl_event e = nullptr;
+        if (v >= 2 && v <= 4)
+          CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 1, &u, &e));
+        if (v == 5) CHECK(clEnqueueMarkerWithWaitList(q, 1, &u, &e));
+        if (e) CHECK(clFlush(q));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (v == 3 || v == 5) CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        if (v == 4) std::thread([u] { CHECK(clSetUserEventStatus(u, CL_COMPLETE)); }).join();
+        if (e) {
+          CHECK(clWaitForEvents(1, &e));
+          clReleaseEvent(e);
+        }
+        clReleaseEvent(u);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const int self = static_cast<int>(syscall(SYS_gettid));
+      const auto before = ThreadTicks();
+      const auto t0 = Clock::now();
+      long done = 0;
+      Clock::duration enq{};
+      std::deque<cl_event> in_flight;
+      while (Clock::now() - t0 < std::chrono::milliseconds(500)) {
+        cl_event ev;
+        const auto e0 = Clock::now();
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, &ev));
+        CHECK(clFlush(q));
+        enq += Clock::now() - e0;
+        in_flight.push_back(ev);
+        if (in_flight.size() >= 2) {
+          CHECK(clWaitForEvents(1, &in_flight.front()));
+          clReleaseEvent(in_flight.front());
+          in_flight.pop_front();
+          ++done;
+        }
+      }
+      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+      const auto after = ThreadTicks();
+      for (cl_event e : in_flight) {
+        CHECK(clWaitForEvents(1, &e));
+        clReleaseEvent(e);
+      }
+      double others = 0;
+      for (const auto& [tid, named] : after) {
+        if (tid == self) continue;
+        auto b = before.find(tid);
+        others += 100.0 * (named.second - (b == before.end() ? 0 : b->second.second)) / hz / wall;
+      }
+      rate[v].push_back(done / wall);
+      enqueue[v].push_back(std::chrono::duration<double, std::micro>(enq).count() /
+                           std::max(1L, done));
+      driver[v].push_back(others);
+      clReleaseMemObject(buf);
+      clReleaseKernel(k);
+      clReleaseCommandQueue(q);
+      clReleaseContext(ctx);
+    }
+  std::vector<std::string> keys(names, names + kVariants);
+  std::printf(
+      "{\"busy_iters\": %u, \"completions_per_s\": %s, \"enqueue_and_flush_us\": %s, "
+      "\"other_threads_cpu_pct\": %s}\n",
+      iters, RoundsJson(keys, rate).c_str(), RoundsJson(keys, enqueue).c_str(),
+      RoundsJson(keys, driver).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string want;
   int n = 20000;
   bool launch_only = false, pollers = false, events = false, gated = false, spaced = false,
-       pending = false;
+       pending = false, turns = false, trigger = false, held_first = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
     else if (!std::strcmp(argv[i], "--launch-only"))
@@ -449,11 +794,17 @@ int main(int argc, char** argv) {
       spaced = true;
     else if (!std::strcmp(argv[i], "--pending"))
       pending = true;
+    else if (!std::strcmp(argv[i], "--turns"))
+      turns = true;
+    else if (!std::strcmp(argv[i], "--trigger"))
+      trigger = true;
+    else if (!std::strcmp(argv[i], "--held-first"))
+      held_first = true;
     else if (!std::strcmp(argv[i], "--count") && i + 1 < argc) n = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--platform NAME] [--count N] [--launch-only | --pollers | --events "
-                   "| --gated | --spaced | --pending]\n",
+                   "| --gated | --spaced | --pending | --turns [--held-first] | --trigger]\n",
                    argv[0]);
       return 2;
     }
@@ -481,6 +832,8 @@ int main(int argc, char** argv) {
   if (gated) return GatedTimes(ctx, dev, q, prog);
   if (spaced) return SpacedTimes(ctx, dev, q);
   if (pending) return PendingTimes(dev, ctx, q, prog, n);
+  if (turns) return TurnTimes(dev, ctx, q, prog, held_first);
+  if (trigger) return TriggerTimes(dev, CalibrateBusy(ctx, q, prog));
   if (pollers) {
     // A pending event: a marker behind a user event, set only at the end.
     cl_event gate = clCreateUserEvent(ctx, &err);
