@@ -3,7 +3,8 @@
 # are slow): rgpud, the ICD, api_test and scheduler_test built with -fsanitize=thread into
 # build-tsan/, then the scheduler's launch-thread test, and api_test through rgpud's launch
 # thread alone (its launches on unprofiled twins too), as two programs at once under fair, and
-# with every launch held (a closed loop's at-once launches through the launch thread).
+# with every launch held (a closed loop's at-once launches through the launch thread), and two
+# programs with every launch held and none at once (launches parked in their sessions).
 # Any report of rgpud's fails.
 #   scripts/test_tsan.sh
 set -u
@@ -17,11 +18,14 @@ logs=$(mktemp -d)
 [ -n "${RGPU_TSAN_KEEP:-}" ] && echo "logs: $logs"
 trap 'kill "${pid:-0}" 2>/dev/null; [ -n "${RGPU_TSAN_KEEP:-}" ] || rm -rf "$logs"' EXIT
 failed=0
-TSAN_OPTIONS="log_path=$logs/sched" ./tests/scheduler_test --gtest_filter='*Pipe*:*Twin*' >"$logs/sched.out" 2>&1 ||
+TSAN_OPTIONS="log_path=$logs/sched" ./tests/scheduler_test --gtest_filter='*Pipe*:*Twin*:*Park*' >"$logs/sched.out" 2>&1 ||
   { echo "scheduler_test failed"; failed=1; }
-for mode in alone fair at_once; do
+for mode in alone fair at_once parked; do
   args=(--launch-thread 1)
   [ $mode = fair ] && args+=(--policy fair)
+  # Every launch held, none at once: a closed loop's wait in their sessions for the device
+  # (SchedulerOptions::park_first), two programs taking turns.
+  [ $mode = parked ] && args+=(--policy fair --force-slices 1 --gate-at-once 0 --park-first 1)
   # Every launch held; a closed loop's that go on the device at once go through the launch
   # thread (SchedulerOptions::pipe_loops).
   [ $mode = at_once ] && args+=(--policy fair --force-slices 1)
@@ -32,7 +36,7 @@ for mode in alone fair at_once; do
   # The clients' environment only: rgpud itself must see the real platforms.
   client=(env OCL_ICD_VENDORS="$PWD/icd" RGPU_SERVER="unix:$logs/$mode.sock" RGPU_TEST_PLATFORM=rgpu)
   other=0
-  if [ $mode = fair ]; then
+  if [ $mode = fair ] || [ $mode = parked ]; then
     "${client[@]}" ./tests/api_test --gtest_filter=Api.BurstsOfLaunchesRunInOrder:Api.ArgumentsChangedBetweenLaunchesAreSeen \
       >"$logs/api-$mode-2.out" 2>&1 &
     other=$!
@@ -45,7 +49,7 @@ for mode in alone fair at_once; do
   [ $other = 0 ] || wait $other || { echo "the second api_test ($mode) failed"; failed=1; }
   kill -TERM $pid
   wait $pid
-  grep -q "launches through its launch thread" "$logs/rgpud-$mode.out" ||
+  [ $mode = parked ] || grep -q "launches through its launch thread" "$logs/rgpud-$mode.out" ||
     { echo "no launch went through the launch thread ($mode)"; failed=1; }
   # api_test's burst with kept events on a queue without profiling: on the queue's twin.
   [ $mode != alone ] || grep -qE " [1-9][0-9]* on unprofiled twins" "$logs/rgpud-$mode.out" ||
@@ -53,9 +57,11 @@ for mode in alone fair at_once; do
   [ $mode != at_once ] ||
     grep -qE "[1-9][0-9]* of them through launch threads" "$logs/rgpud-$mode.out" ||
     { echo "no held launch went at once through a launch thread ($mode)"; failed=1; }
+  [ $mode != parked ] || grep -qE "[1-9][0-9]* parked," "$logs/rgpud-$mode.out" ||
+    { echo "no launch was parked ($mode)"; failed=1; }
 done
 for f in "$logs"/sched.[0-9]* "$logs"/rgpud-alone.[0-9]* "$logs"/rgpud-fair.[0-9]* \
-  "$logs"/rgpud-at_once.[0-9]*; do
+  "$logs"/rgpud-at_once.[0-9]* "$logs"/rgpud-parked.[0-9]*; do
   [ -e "$f" ] || continue
   echo "--- $f"; head -60 "$f"; failed=1
 done

@@ -5,6 +5,7 @@
 # (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
 # submitting thread (EXPECT=at_once) or from a session's launch thread (EXPECT=at_once_piped),
+# or waiting in its session for its turn instead of behind a gate (EXPECT=parked),
 # or handed launches of a burst to a session's launch thread (EXPECT=launch_thread), launches
 # with the application's events among them (EXPECT=launch_thread_events), some of them on a
 # queue's unprofiled twin (EXPECT=launch_thread_twins), or had launches whose released events
@@ -54,7 +55,8 @@ for want in ${EXPECT:-slices}; do
       gated) pattern="[1-9][0-9]* gated" ;;
       gated_first) pattern="\([1-9][0-9]* first on their queue" ;;
       at_once) pattern="[1-9][0-9]* at once," ;;
-      at_once_piped) pattern="[1-9][0-9]* of them through launch threads\)" ;;
+      at_once_piped) pattern="[1-9][0-9]* of them through launch threads," ;;
+      parked) pattern="[1-9][0-9]* parked," ;;
       *) echo "unknown EXPECT: $one"; exit 2 ;;
     esac
     grep -E "scheduling \(.*$pattern" "$RGPUD_LOG" >/dev/null && found=1

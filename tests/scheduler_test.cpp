@@ -52,6 +52,9 @@ class SchedulerTest : public ::testing::Test {
     // of the tenant whose turn it is would never end: tests that want it say so and move the
     // clock themselves (TheDeviceWaitsBrieflyForTheTurnsNextLaunch).
     if (!keep_turn_wait_) o.turn_wait_us = 0;
+    // A parked launch waits in the submitting thread, here the test's, for the dispatcher,
+    // which may need the clock to move: tests that want it say so (ParkFirstTest).
+    if (!keep_park_first_) o.park_first = false;
     dev_.Simulate();
     // Far from the epoch, as steady_clock is: the scheduler's "never" is the epoch.
     sched_ = std::make_unique<Scheduler>(&dev_, o, kCores, wave, units, [this] {
@@ -140,7 +143,8 @@ class SchedulerTest : public ::testing::Test {
     return r.ok() ? *r : LaunchResult{};
   }
 
-  bool keep_turn_wait_ = false;  // Start: keep SchedulerOptions::turn_wait_us
+  bool keep_turn_wait_ = false;   // Start: keep SchedulerOptions::turn_wait_us
+  bool keep_park_first_ = false;  // Start: keep SchedulerOptions::park_first
 
   std::vector<LaunchRecord> LaunchesOf(const TenantSetup& t) {
     std::vector<LaunchRecord> out;
@@ -1622,6 +1626,119 @@ TEST_P(GateFirstTest, ClosedLoopLaunchWaitsOnTheApplicationsQueue) {
 
 INSTANTIATE_TEST_SUITE_P(Option, GateFirstTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "On" : "Off"; });
+
+// A launch that would be gated first on its queue but cannot go at once (the turn is another
+// tenant's) waits in the submitting thread until the dispatcher gives its tenant the device,
+// then goes onto the application's queue at once, without a gate: no user event is made for
+// it (park_first; on NVIDIA's OpenCL a context's first user event leaves a driver thread
+// spinning until the context is released). Off, it waits on its queue behind a gate.
+class ParkFirstTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ParkFirstTest, LaunchWaitsInItsThreadForItsTenantsTurn) {
+  const bool park = GetParam();
+  SchedulerOptions o;
+  o.park_first = park;
+  o.turn_wait_us = 100;
+  keep_turn_wait_ = keep_park_first_ = true;
+  o.direct_in_turn = false;  // b's turn holds its launches, as with a latency-critical tenant
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.SetGroupCost("a", 30'000);
+  dev_.SetGroupCost("b", 30'000);
+  a.queue_done_before = b.queue_done_before = true;  // closed loops: nothing left before a launch
+  Launch(a, 4);                                      // alone: direct
+  Launch(b, 4);                                      // a is active: held, and b's turn begins
+  dev_.RunUntilIdle();
+  const long user_events = dev_.UserEventsMade();
+  // b's work has ended and its turn waits for its next launch: a's cannot go yet.
+  LaunchResult second;
+  std::atomic<bool> returned{false};
+  std::thread submitter([&] {
+    second = Launch(a, 4);
+    returned = true;
+  });
+  if (park) {
+    for (int i = 0; i < 2000 && UsageOf(a).parked == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    EXPECT_EQ(UsageOf(a).parked, 1u);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(returned) << "the launch went before its tenant's turn";
+    EXPECT_EQ(LaunchesOf(a).size(), 1u) << "nothing of it reached the driver while it waited";
+  } else {
+    // Gated: enqueued behind its gate before the clock moves.
+    for (int i = 0; i < 2000 && !returned; ++i)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    EXPECT_TRUE(returned);
+  }
+  dev_.Advance(150'000);  // b's next launch does not come within the wait: a's turn begins
+  submitter.join();
+  dev_.RunUntilIdle();
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  auto runs = LaunchesOf(a);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].queue, a.app);
+  EXPECT_EQ(runs[1].gated, !park);
+  EXPECT_TRUE(runs[1].complete && runs[1].groups == 4 && !runs[1].run);
+  EXPECT_GE(runs[1].start_ns, LaunchesOf(b).back().end_ns) << "it ran beside b's turn";
+  EXPECT_EQ(dev_.UserEventsMade() - user_events, park ? 0 : 1);
+  EXPECT_EQ(UsageOf(a).parked, park ? 1u : 0u);
+  EXPECT_EQ(UsageOf(a).park_timeouts, 0u);
+  EXPECT_EQ(UsageOf(a).gated_first, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Option, ParkFirstTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
+
+// Two in flight: the second, chained behind the first while that is on the device, and not
+// going at once, waits for the first to end and then parks as a first one does, where a gate
+// would make a user event (park_first).
+TEST_F(SchedulerTest, ChainedLaunchWaitsForTheOneBeforeItThenParks) {
+  SchedulerOptions o;
+  o.gate_at_once = false;  // nothing goes at once: every launch that would be gated parks
+  o.park_first = true;
+  keep_park_first_ = true;
+  Start(o);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 10'000);
+  Launch(lc, 4);  // active from now on: b's launches are held
+  dev_.RunUntilIdle();
+  const long user_events = dev_.UserEventsMade();
+  b.queue_done_before = true;
+  auto first = Launch(b, 4);  // parks; the dispatcher lets it go at once
+  ASSERT_EQ(LaunchesOf(b).size(), 1u);
+  b.queue_done_before = false;
+  LaunchResult second;
+  std::atomic<bool> returned{false};
+  std::thread submitter([&] {
+    second = Launch(b, 4);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(returned) << "it went before the launch before it ended";
+  // The first ends (the clock moves); then the second goes.
+  for (int i = 0; i < 2000 && !returned; ++i) {
+    dev_.RunUntilIdle();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  submitter.join();
+  dev_.RunUntilIdle();
+  EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  auto runs = ByStart(LaunchesOf(b));
+  ASSERT_EQ(runs.size(), 2u);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].queue, b.app) << "launch " << i;
+    EXPECT_FALSE(runs[i].gated) << "launch " << i;
+    EXPECT_TRUE(runs[i].complete && runs[i].groups == 4 && !runs[i].run) << "launch " << i;
+  }
+  EXPECT_GE(runs[1].start_ns, runs[0].end_ns);
+  EXPECT_EQ(dev_.UserEventsMade(), user_events);
+  EXPECT_EQ(UsageOf(b).parked, 2u);
+  EXPECT_EQ(UsageOf(b).parked_chained, 1u);
+  EXPECT_EQ(UsageOf(b).park_timeouts, 0u);
+}
 
 // Such a launch (first on its queue, or chained behind the one before) that the dispatcher
 // would put on the device the moment it is queued goes there from the submitting thread,

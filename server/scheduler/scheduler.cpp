@@ -124,11 +124,13 @@ std::string UsageLine(const SchedUsage& u) {
   return fmt::format(
       "{} launches, {} slices, {} runs ({} preempted), {} run whole, {:.3f} ms device time, {} "
       "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
-      "first on their queue, {} at once, {} of them through launch threads), {} held, {} charged "
-      "an estimate ({:.3f} ms), {} turns ({} ended idle)",
+      "first on their queue, {} at once, {} of them through launch threads, {} parked, {} of them "
+      "behind a launch they waited for, {} gated after all), {} held, {} charged an estimate "
+      "({:.3f} ms), {} turns ({} ended idle)",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
-      u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.held,
-      u.estimated, u.estimated_ns / 1e6, u.turns, u.turns_idle);
+      u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.parked,
+      u.parked_chained, u.park_timeouts, u.held, u.estimated, u.estimated_ns / 1e6, u.turns,
+      u.turns_idle);
 }
 
 }  // namespace
@@ -175,6 +177,12 @@ struct Scheduler::Held {
   bool gated = false;
   bool gated_first = false;
   bool gate_open = false;
+  // parked: it waits in its session's thread, not behind a gate (Scheduler::Park); park_go:
+  // the dispatcher has given it the device, as ledger sequence park_seq.
+  bool parked = false;
+  bool parked_after_wait = false;  // chained, it waited for the launch before it to end first
+  bool park_go = false;
+  uint64_t park_seq = 0;
   bool undispatched = false;  // no dispatch has reached it yet (Scheduler::AwaitDispatch)
   std::shared_ptr<LaunchTimes> times = std::make_shared<LaunchTimes>();
   // Preemptible runs (slicer::PlanRun): `done`/`total` count work-groups; `next` is `total`
@@ -839,6 +847,37 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     }
   }
   drain_pipe();
+  if (h->gated && !h->gated_first && options_.park_first && behind) {
+    // Chained behind a launch of its queue whose work is all on the device (a closed loop
+    // two deep whose tenant's turn has just ended): once that has ended nothing is before it,
+    // and it parks as a first one does, where a gate would make a user event.
+    BkEvent* prev = nullptr;
+    {
+      std::lock_guard lk(mu_);
+      if (!behind->cancelled && !behind->preemptible && behind->next >= behind->total &&
+          behind->app_event) {
+        prev = behind->app_event;
+        backend_->Retain(proto::ObjType::Event, prev);
+      }
+    }
+    if (prev) {
+      // Only the device's work is left before it ends (its own waits were over when it was
+      // dispatched), so the wait cannot hang on the client.
+      BkEvent* one[1] = {prev};
+      const bool ended = backend_->Wait(one).ok() && complete(prev);
+      backend_->Release(proto::ObjType::Event, prev);
+      if (ended && std::all_of(waited.begin(), waited.end(), complete)) {
+        behind.reset();
+        h->gated_first = true;
+        h->parked_after_wait = true;
+      }
+    }
+  }
+  if (h->gated_first && options_.park_first) {
+    // Nothing before it and nothing it waits for: it waits here for its tenant's turn rather
+    // than behind a user event (SchedulerOptions::park_first), then goes as at once.
+    if (auto seq = Park(h)) return LaunchAtOnce(h, waited, *seq, chainable, nullptr, {});
+  }
   auto gate = backend_->CreateUserEvent(h->req.context);
   if (!gate.ok()) return unplan(), gate.status();
   h->gate = *gate;
@@ -957,6 +996,32 @@ bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   st.usage.at_once++;
   h->gate_open = true;
   return true;
+}
+
+std::optional<uint64_t> Scheduler::Park(const std::shared_ptr<Held>& h) {
+  // Longer than a few quanta per waiting tenant: work that overran its turn holds the device.
+  constexpr auto kParkLimit = std::chrono::milliseconds(1000);
+  std::unique_lock lk(mu_);
+  TenantState& st = StateFor(h->req);
+  cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+  group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+  item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
+  narrow_.try_emplace(h->req.sched_kernel);
+  h->ready = true;  // nothing before it can still be running (gated_first)
+  h->parked = true;
+  st.queue.push_back(h);
+  st.usage.parked++;
+  if (h->parked_after_wait) st.usage.parked_chained++;
+  Wake();
+  if (park_cv_.wait_for(lk, kParkLimit, [&] { return h->park_go; })) return h->park_seq;
+  // Not given the device in time: out of the queue again, to be gated as before. (No
+  // dispatch can have reached it: that sets park_go under the lock.)
+  auto it = std::find(st.queue.begin(), st.queue.end(), h);
+  if (it != st.queue.end()) st.queue.erase(it);
+  h->parked = false;
+  h->ready = false;
+  st.usage.park_timeouts++;
+  return std::nullopt;
 }
 
 void Scheduler::AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s) {
@@ -1604,6 +1669,17 @@ void Scheduler::Launched(const Held* h, BkEvent* ev) {
 }
 
 void Scheduler::DispatchSlices(std::shared_ptr<Held> h, size_t first, size_t count, uint64_t seq) {
+  if (h->parked) {
+    // Its session's thread, waiting in Park, puts it on the device (LaunchAtOnce); it is
+    // counted on the device meanwhile (launching_).
+    {
+      std::lock_guard g(mu_);
+      h->park_go = true;
+      h->park_seq = seq;
+    }
+    park_cv_.notify_all();
+    return;
+  }
   if (h->gated) {
     // Its kernel waits on the application's queue: opening the gate puts it on the device.
     BkEvent* ev = h->app_event;

@@ -184,6 +184,19 @@ struct SchedulerOptions {
   // yet sleeps until it has (AwaitDispatch): NVIDIA's wait spins a CPU while it lasts, and a
   // best-effort tenant may wait several quanta for its turn. Off: AwaitDispatch returns at once.
   bool await_dispatch = true;
+  // fair: a launch that would be gated with nothing unfinished before it (gate_first) and
+  // that cannot go at once waits in the submitting thread until the dispatcher gives its
+  // tenant the device (at most a second; then it is gated as before), and then goes at once
+  // (Scheduler::Park): no user event. One chained behind a launch whose work is all on the
+  // device (gate_chained) first waits in the driver for that launch to end, then parks. On NVIDIA's
+  // OpenCL the first user event of a context leaves a driver thread spinning a CPU until the
+  // context is released, and with four such contexts every enqueue on the host took half as long
+  // again (docs/scheduling.md, "Session 41"). The session reads none of its client's frames
+  // meanwhile, as in an inline wait. Off by default: held launches behind a direct launch still in
+  // flight (markers) and launches chained behind one still held make user events all the same, so
+  // on the H200 the spinning threads stayed and four `tiny` loops ran as fast with it as without
+  // (docs/scheduling.md, "Session 41").
+  bool park_first = false;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
@@ -308,6 +321,13 @@ struct SchedUsage {
   uint64_t at_once = 0;
   // Of those, the ones a session's launch thread put there (LaunchPipe).
   uint64_t at_once_piped = 0;
+  // Of the gated first ones, those that waited for the device in their session instead of
+  // behind a gate (SchedulerOptions::park_first), and those of them that waited too long and
+  // were gated all the same.
+  uint64_t parked = 0;
+  uint64_t park_timeouts = 0;
+  // Of the parked ones, those chained behind a launch on the device, which they waited for.
+  uint64_t parked_chained = 0;
   // Fair: turns of the device it began (SchedulerOptions::be_turns), and of them those that
   // ended before their quantum because its work ran out and its next launch did not come within
   // turn_wait_us (the rest ran their quantum, or it left).
@@ -552,6 +572,7 @@ class Scheduler {
   std::unordered_map<const BkQueue*, int> undispatched_queues_;  // GUARDED_BY(mu_)
   std::atomic<int> undispatched_{0};
   std::condition_variable dispatched_cv_;
+  std::condition_variable park_cv_;  // a parked launch's dispatch came (Park)
   void Undispatched(Held& h);  // requires mu_: it waits for its first dispatch
   void Dispatched(Held& h);    // requires mu_: it has had it, or will never have one
   double vclock_ = 0;  // GUARDED_BY(mu_): least virtual time of the busy tenants, monotonic
@@ -589,6 +610,11 @@ class Scheduler {
   // Whether the dispatcher would put `h` (a gated launch of one slice, not queued yet) on the
   // device now; if so, it is queued and counted there as the dispatcher would (requires mu_).
   bool TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq);
+  // Queues `h` (gated_first) for the dispatcher and waits until it gives it the device
+  // (DispatchSlices): its dispatch's ledger sequence, counted on the device as TakeAtOnce
+  // counts a launch; nothing if that did not come within kParkLimit (`h` is out of the
+  // queue again).
+  std::optional<uint64_t> Park(const std::shared_ptr<Held>& h);
   // A launch LaunchAtOnce made failed: off the device, its launch done with that status.
   void AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s);
   // It is on the device with event `ev` (the application's reference stays the caller's):

@@ -609,6 +609,7 @@ Status FakeBackend::Wait(std::span<BkEvent* const> events) {
 
 Result<BkEvent*> FakeBackend::CreateUserEvent(BkContext* ctx) {
   Object* e = New(ObjType::Event, O(ctx, ObjType::Context));
+  user_events_++;
   e->user = true;
   e->status = CL_SUBMITTED;
   return H<BkEvent>(e);

@@ -74,6 +74,8 @@ class FakeBackend : public server::Backend {
   FakeBackend();
   ~FakeBackend() override;
   long LiveObjects() const { return live_.load(); }
+  // User events made so far (each starts a spinning driver thread on NVIDIA's OpenCL).
+  long UserEventsMade() const { return user_events_.load(); }
 
   // --- simulated device time (call Simulate before any command) ---
   void Simulate();
@@ -227,6 +229,7 @@ class FakeBackend : public server::Backend {
 
   std::vector<server::DeviceDesc> devices_;
   std::atomic<long> live_{0};
+  std::atomic<long> user_events_{0};
   std::atomic<long> blocking_reads_without_event_{0};
   std::mutex mu_;  // events' status and callbacks; everything of the simulation
   std::thread::id profiling_thread_;  // GUARDED_BY(mu_): CountProfilingOf
