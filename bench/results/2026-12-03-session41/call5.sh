@@ -3,6 +3,8 @@
 # `fair` (parking: no user event for a launch that waits for its turn) and
 # `fair/--park-first=0` (gates behind user events, as before) side by side: `tiny` two deep
 # twice with every thread's CPU sampled the first time, then `brief` and `membound`.
+# As run, rgpud's default was --park-first=1; it is 0 since, so to repeat this call against a
+# later build, give the second mode as fair/--park-first=1.
 set -u
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
 run() {  # NAME DEPTH KINDS
