@@ -939,10 +939,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     if (h->gated) h->ready = true;
     st.queue.push_back(h);
     Undispatched(*h);
-    cost_ns_.try_emplace(h->req.sched_kernel, 0.0);  // measured by its first piece
-    group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-    item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-    narrow_.try_emplace(h->req.sched_kernel);
+    KnowKernel(h->req.sched_kernel);
     if (h->gated) Wake();
   }
   return LaunchResult{h->app_event, h->gated ? nullptr : h->times};
@@ -975,12 +972,17 @@ bool Scheduler::TakesAtOnce(const TenantState* pick, const Held& h, bool lc_acti
   return device_in_flight_ - ended < depth;
 }
 
+void Scheduler::KnowKernel(BkKernel* kernel) {
+  // Measured by its first piece.
+  cost_ns_.try_emplace(kernel, 0.0);
+  group_cost_ns_.try_emplace(kernel, 0.0);
+  item_cost_ns_.try_emplace(kernel, 0.0);
+  narrow_.try_emplace(kernel);
+}
+
 bool Scheduler::TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq) {
   TenantState& st = StateFor(h->req);
-  cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-  group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-  item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-  narrow_.try_emplace(h->req.sched_kernel);
+  KnowKernel(h->req.sched_kernel);
   // Queued as the dispatcher would find it, and asked what DispatchOne asks.
   h->ready = true;
   st.queue.push_back(h);
@@ -1003,10 +1005,7 @@ std::optional<uint64_t> Scheduler::Park(const std::shared_ptr<Held>& h) {
   constexpr auto kParkLimit = std::chrono::milliseconds(1000);
   std::unique_lock lk(mu_);
   TenantState& st = StateFor(h->req);
-  cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-  group_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-  item_cost_ns_.try_emplace(h->req.sched_kernel, 0.0);
-  narrow_.try_emplace(h->req.sched_kernel);
+  KnowKernel(h->req.sched_kernel);
   h->ready = true;  // nothing before it can still be running (gated_first)
   h->parked = true;
   st.queue.push_back(h);

@@ -610,6 +610,8 @@ class Scheduler {
   // Whether the dispatcher would put `h` (a gated launch of one slice, not queued yet) on the
   // device now; if so, it is queued and counted there as the dispatcher would (requires mu_).
   bool TakeAtOnce(const std::shared_ptr<Held>& h, uint64_t* seq);
+  // Entries for a held launch's kernel in the tables of measured costs (requires mu_).
+  void KnowKernel(BkKernel* kernel);
   // Queues `h` (gated_first) for the dispatcher and waits until it gives it the device
   // (DispatchSlices): its dispatch's ledger sequence, counted on the device as TakeAtOnce
   // counts a launch; nothing if that did not come within kParkLimit (`h` is out of the
