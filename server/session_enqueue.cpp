@@ -417,6 +417,7 @@ Status Session::FillFairLaunch(const Command& c, const KernelRecord& ke, LaunchR
   req.device = q.device;
   if (!ke.sched_kernel) return Status::Error(CL_INVALID_KERNEL, "kernel has no scheduler instance");
   req.sched_kernel = ke.sched_kernel;
+  req.may_block = CanWaitInline();
   // What the scheduler may know of the command before it on its in-order queue
   // (LaunchRequest::before_known): the first on its queue has none; otherwise only the one
   // just before counts, if the session can tell (not a launch without an event, nor a command

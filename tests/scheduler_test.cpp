@@ -38,6 +38,8 @@ struct TenantSetup {
   uint64_t commands = 0;  // enqueued on `app` so far, as the session counts them
   // What the session says of the next launch: everything before it on `app` is complete.
   bool queue_done_before = false;
+  // ...and nothing it has queued waits for its client (LaunchRequest::may_block).
+  bool may_block = false;
 };
 
 class SchedulerTest : public ::testing::Test {
@@ -119,6 +121,7 @@ class SchedulerTest : public ::testing::Test {
     req.queue_serial = t.session;  // one application queue per tenant here
     req.queue_command = ++t.commands;
     req.before_known = t.queue_done_before;  // and complete: no event to ask
+    req.may_block = t.may_block;
     req.exec_queue = t.exec;
     req.ctl_queue = t.ctl;
     req.kernel = t.kernel;
@@ -1739,6 +1742,62 @@ TEST_F(SchedulerTest, ChainedLaunchWaitsForTheOneBeforeItThenParks) {
   EXPECT_EQ(UsageOf(b).parked_chained, 1u);
   EXPECT_EQ(UsageOf(b).park_timeouts, 0u);
 }
+
+// A held launch behind a direct launch of its queue still in flight (its tenant's turn ended
+// between them): with park_first, where its session may block on the device's work, it waits
+// for its queue's work to end and then parks, where the markers' path would make a user event
+// (one for its done marker); where the session may not block (a user event of the client is
+// unset), it takes the markers' path.
+class SettleThenParkTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(SettleThenParkTest, LaunchBehindADirectOneInFlight) {
+  const bool may_block = GetParam();
+  SchedulerOptions o;
+  o.gate_at_once = false;  // nothing goes at once: a launch that would be gated parks
+  o.park_first = true;
+  keep_park_first_ = true;
+  Start(o);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 10'000);
+  auto first = Launch(b, 4);  // alone: direct, and still on the device
+  ASSERT_FALSE(first.held);
+  Launch(lc, 4);  // active from now on: b's next launch is held
+  const long user_events = dev_.UserEventsMade();
+  b.may_block = may_block;  // the session cannot tell what is before it (before_known false)
+  LaunchResult second;
+  std::atomic<bool> returned{false};
+  std::thread submitter([&] {
+    second = Launch(b, 4);
+    returned = true;
+  });
+  if (may_block) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(returned) << "it went on before the direct launch ended";
+    EXPECT_EQ(LaunchesOf(b).size(), 1u);
+  }
+  for (int i = 0; i < 2000 && !returned; ++i) {
+    dev_.RunUntilIdle();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  submitter.join();
+  dev_.RunUntilIdle();
+  EXPECT_TRUE(second.held);
+  EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  auto runs = ByStart(LaunchesOf(b));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[1].complete && runs[1].groups == 4 && !runs[1].run);
+  EXPECT_GE(runs[1].start_ns, runs[0].end_ns);
+  EXPECT_EQ(runs[1].queue, may_block ? b.app : b.exec) << "parked: on the application's queue";
+  EXPECT_EQ(dev_.UserEventsMade() - user_events, may_block ? 0 : 1);
+  EXPECT_EQ(UsageOf(b).parked, may_block ? 1u : 0u);
+  EXPECT_EQ(UsageOf(b).parked_settled, may_block ? 1u : 0u);
+  EXPECT_EQ(UsageOf(b).park_timeouts, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(MayBlock, SettleThenParkTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
 
 // Such a launch (first on its queue, or chained behind the one before) that the dispatcher
 // would put on the device the moment it is queued goes there from the submitting thread,

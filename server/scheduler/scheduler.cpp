@@ -125,12 +125,13 @@ std::string UsageLine(const SchedUsage& u) {
       "{} launches, {} slices, {} runs ({} preempted), {} run whole, {:.3f} ms device time, {} "
       "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
       "first on their queue, {} at once, {} of them through launch threads, {} parked, {} of them "
-      "behind a launch they waited for, {} gated after all), {} held, {} charged an estimate "
+      "behind a launch they waited for, {} after their queue's work, {} gated after all), {} held, "
+      "{} charged an estimate "
       "({:.3f} ms), {} turns ({} ended idle)",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
       u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.parked,
-      u.parked_chained, u.park_timeouts, u.held, u.estimated, u.estimated_ns / 1e6, u.turns,
-      u.turns_idle);
+      u.parked_chained, u.parked_settled, u.park_timeouts, u.held, u.estimated,
+      u.estimated_ns / 1e6, u.turns, u.turns_idle);
 }
 
 }  // namespace
@@ -181,6 +182,7 @@ struct Scheduler::Held {
   // the dispatcher has given it the device, as ledger sequence park_seq.
   bool parked = false;
   bool parked_after_wait = false;  // chained, it waited for the launch before it to end first
+  bool parked_settled = false;     // it waited for its queue's work to end first (SettleQueue)
   bool park_go = false;
   uint64_t park_seq = 0;
   bool undispatched = false;  // no dispatch has reached it yet (Scheduler::AwaitDispatch)
@@ -873,6 +875,17 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
       }
     }
   }
+  if (!h->gated_first && options_.park_first && options_.gate_first && one_slice &&
+      h->req.may_block && h->req.queue_in_order && SettleQueue(*h, waited)) {
+    // Behind work of its queue that only the device has left to do (a direct launch still in
+    // flight when its tenant's turn ended, or a command the session could not follow): once
+    // that has ended nothing is before it, and it parks, where the markers' path or a gate
+    // would make a user event.
+    behind.reset();
+    h->gated_first = true;
+    h->gated = true;
+    h->parked_settled = true;
+  }
   if (h->gated_first && options_.park_first) {
     // Nothing before it and nothing it waits for: it waits here for its tenant's turn rather
     // than behind a user event (SchedulerOptions::park_first), then goes as at once.
@@ -1011,6 +1024,7 @@ std::optional<uint64_t> Scheduler::Park(const std::shared_ptr<Held>& h) {
   st.queue.push_back(h);
   st.usage.parked++;
   if (h->parked_after_wait) st.usage.parked_chained++;
+  if (h->parked_settled) st.usage.parked_settled++;
   Wake();
   if (park_cv_.wait_for(lk, kParkLimit, [&] { return h->park_go; })) return h->park_seq;
   // Not given the device in time: out of the queue again, to be gated as before. (No
@@ -1021,6 +1035,26 @@ std::optional<uint64_t> Scheduler::Park(const std::shared_ptr<Held>& h) {
   h->ready = false;
   st.usage.park_timeouts++;
   return std::nullopt;
+}
+
+bool Scheduler::SettleQueue(const Held& h, const std::vector<BkEvent*>& waited) {
+  auto complete = [&](BkEvent* e) { return backend_->EventStatus(e) == CL_COMPLETE; };
+  if (!std::all_of(waited.begin(), waited.end(), complete)) return false;
+  {
+    // A held launch of its queue that is not all on the device may wait for its turn (its gate,
+    // or a preemptible run's next run) for several quanta, in which NVIDIA's wait spins: leave
+    // it to the gates' path then.
+    std::lock_guard lk(mu_);
+    if (undispatched_queues_.count(h.req.queue) > 0) return false;
+    if (auto last = last_held_.find(h.req.queue_serial); last != last_held_.end())
+      if (auto prev = last->second.lock();
+          prev && !prev->AllOut() && !(prev->in_flight == 0 && prev->done >= prev->total))
+        return false;
+  }
+  // Nothing the session has queued waits for its client (LaunchRequest::may_block), and the
+  // session's launch thread has put everything on the queue (Hold drained it), so this ends
+  // with the device's work.
+  return backend_->Finish(h.req.queue).ok();
 }
 
 void Scheduler::AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s) {

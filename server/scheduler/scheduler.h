@@ -284,6 +284,10 @@ struct LaunchRequest {
   // With a pipe and want_event: where the pipe's thread leaves the application's event when
   // the launch goes through the pipe (LaunchResult::piped).
   std::shared_ptr<PipedEvent> piped_event;
+  // The session may block on the device's work: nothing it has queued waits for its client (no
+  // user event of its is unset; Session::CanWaitInline). Parking (SchedulerOptions::park_first)
+  // may then wait for what is before a launch on its queue (Scheduler::SettleQueue).
+  bool may_block = false;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
 };
@@ -326,8 +330,10 @@ struct SchedUsage {
   // were gated all the same.
   uint64_t parked = 0;
   uint64_t park_timeouts = 0;
-  // Of the parked ones, those chained behind a launch on the device, which they waited for.
+  // Of the parked ones, those chained behind a launch on the device, which they waited for,
+  // and those that waited for their queue's work to end first (Scheduler::SettleQueue).
   uint64_t parked_chained = 0;
+  uint64_t parked_settled = 0;
   // Fair: turns of the device it began (SchedulerOptions::be_turns), and of them those that
   // ended before their quantum because its work ran out and its next launch did not come within
   // turn_wait_us (the rest ran their quantum, or it left).
@@ -617,6 +623,12 @@ class Scheduler {
   // counts a launch; nothing if that did not come within kParkLimit (`h` is out of the
   // queue again).
   std::optional<uint64_t> Park(const std::shared_ptr<Held>& h);
+  // For a launch that has something unfinished before it on its in-order queue (a direct launch
+  // in flight) and that parks rather than wait behind a user event: waits in the session for
+  // its queue's work to end (backend Finish) when only the device's work is left there: none of
+  // `waited` unfinished, no held launch of the queue short of all on the device. True when it
+  // has ended.
+  bool SettleQueue(const Held& h, const std::vector<BkEvent*>& waited);
   // A launch LaunchAtOnce made failed: off the device, its launch done with that status.
   void AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s);
   // It is on the device with event `ev` (the application's reference stays the caller's):
