@@ -314,10 +314,11 @@ int main(int argc, char** argv) try {
                  "goes on the device from the submitting thread, without a gate (1 on, 0 off).")
       ->capture_default_str();
   app.add_option("--park-first", opt.sched.park_first,
-                 "fair: a launch that would be gated first on its queue and cannot go at once "
-                 "waits in its session for its turn, then goes at once, instead of behind a "
-                 "user event (on NVIDIA's OpenCL a context's first user event leaves a driver "
-                 "thread spinning; other held launches still make them) (1 on, 0 off).")
+                 "fair: a held launch of one slice that cannot go at once waits in its "
+                 "session for its turn (first for the work before it on its queue, where only "
+                 "the device's is left), then goes at once, instead of behind a user event (on "
+                 "NVIDIA's OpenCL a context's first user event leaves a driver thread "
+                 "spinning) (1 on, 0 off).")
       ->capture_default_str();
   app.add_option("--pipe-loops", opt.sched.pipe_loops,
                  "closed loops of launches (launch, flush, wait for an earlier one) start the "

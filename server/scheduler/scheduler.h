@@ -188,15 +188,16 @@ struct SchedulerOptions {
   // that cannot go at once waits in the submitting thread until the dispatcher gives its
   // tenant the device (at most a second; then it is gated as before), and then goes at once
   // (Scheduler::Park): no user event. One chained behind a launch whose work is all on the
-  // device (gate_chained) first waits in the driver for that launch to end, then parks. On NVIDIA's
-  // OpenCL the first user event of a context leaves a driver thread spinning a CPU until the
-  // context is released, and with four such contexts every enqueue on the host took half as long
-  // again (docs/scheduling.md, "Session 41"). The session reads none of its client's frames
-  // meanwhile, as in an inline wait. Off by default: held launches behind a direct launch still in
-  // flight (markers) and launches chained behind one still held make user events all the same, so
-  // on the H200 the spinning threads stayed and four `tiny` loops ran as fast with it as without
-  // (docs/scheduling.md, "Session 41").
-  bool park_first = false;
+  // device (gate_chained) first waits in the driver for that launch to end, and one behind
+  // other work of its queue that only the device has left to do (a direct launch in flight)
+  // first waits for that (Scheduler::SettleQueue), then parks. On NVIDIA's OpenCL the first
+  // user event of a context leaves a driver thread spinning a CPU until the context is
+  // released; with four tenants' `tiny` loops each context had one, and every enqueue on the
+  // host took half as long again (docs/scheduling.md, "Session 41"). With every wait for a
+  // turn parked, four such loops ran 1.47-1.49x as fast as under `fifo`, against 1.02-1.09
+  // gated (H200, docs/scheduling.md "Session 42"). The session reads none of its client's
+  // frames meanwhile, as in an inline wait.
+  bool park_first = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
   // Tests: every launch that can is held and run preemptibly, each run stopped after a random
