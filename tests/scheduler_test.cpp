@@ -39,7 +39,7 @@ struct TenantSetup {
   // What the session says of the next launch: everything before it on `app` is complete.
   bool queue_done_before = false;
   // ...and nothing it has queued waits for its client (LaunchRequest::may_block).
-  bool may_block = false;
+  bool may_block = true;
 };
 
 class SchedulerTest : public ::testing::Test {
@@ -1634,13 +1634,17 @@ INSTANTIATE_TEST_SUITE_P(Option, GateFirstTest, ::testing::Bool(),
 // tenant's) waits in the submitting thread until the dispatcher gives its tenant the device,
 // then goes onto the application's queue at once, without a gate: no user event is made for
 // it (park_first; on NVIDIA's OpenCL a context's first user event leaves a driver thread
-// spinning until the context is released). Off, it waits on its queue behind a gate.
-class ParkFirstTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+// spinning until the context is released). Off, or on where the session has a user event of
+// its client unset (a launch of its tenant ahead of this one might wait for the client, who
+// could not set it while the session's thread is parked), it waits on its queue behind a gate.
+enum class Parking { kOff, kOn, kOnClientWaits };
+
+class ParkFirstTest : public SchedulerTest, public ::testing::WithParamInterface<Parking> {};
 
 TEST_P(ParkFirstTest, LaunchWaitsInItsThreadForItsTenantsTurn) {
-  const bool park = GetParam();
+  const bool park = GetParam() == Parking::kOn;
   SchedulerOptions o;
-  o.park_first = park;
+  o.park_first = GetParam() != Parking::kOff;
   o.turn_wait_us = 100;
   keep_turn_wait_ = keep_park_first_ = true;
   o.direct_in_turn = false;  // b's turn holds its launches, as with a latency-critical tenant
@@ -1650,6 +1654,7 @@ TEST_P(ParkFirstTest, LaunchWaitsInItsThreadForItsTenantsTurn) {
   dev_.SetGroupCost("a", 30'000);
   dev_.SetGroupCost("b", 30'000);
   a.queue_done_before = b.queue_done_before = true;  // closed loops: nothing left before a launch
+  a.may_block = GetParam() != Parking::kOnClientWaits;
   Launch(a, 4);                                      // alone: direct
   Launch(b, 4);                                      // a is active: held, and b's turn begins
   dev_.RunUntilIdle();
@@ -1690,8 +1695,13 @@ TEST_P(ParkFirstTest, LaunchWaitsInItsThreadForItsTenantsTurn) {
   EXPECT_EQ(UsageOf(a).gated_first, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Option, ParkFirstTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "On" : "Off"; });
+INSTANTIATE_TEST_SUITE_P(Option, ParkFirstTest,
+                         ::testing::Values(Parking::kOff, Parking::kOn, Parking::kOnClientWaits),
+                         [](const auto& info) {
+                           return info.param == Parking::kOff  ? "Off"
+                                  : info.param == Parking::kOn ? "On"
+                                                               : "OnClientWaits";
+                         });
 
 // Two in flight: the second, chained behind the first while that is on the device, and not
 // going at once, waits for the first to end and then parks as a first one does, where a gate

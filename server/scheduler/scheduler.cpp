@@ -849,7 +849,11 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     }
   }
   drain_pipe();
-  if (h->gated && !h->gated_first && options_.park_first && behind) {
+  // Parking blocks the session's thread, which reads none of its client's frames meanwhile: not
+  // where a launch of its tenant ahead of this one may wait for the client (a user event of the
+  // session unset), which it could then not set before the park's limit.
+  const bool may_park = options_.park_first && h->req.may_block;
+  if (h->gated && !h->gated_first && may_park && behind) {
     // Chained behind a launch of its queue whose work is all on the device (a closed loop
     // two deep whose tenant's turn has just ended): once that has ended nothing is before it,
     // and it parks as a first one does, where a gate would make a user event.
@@ -875,8 +879,8 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
       }
     }
   }
-  if (!h->gated_first && options_.park_first && options_.gate_first && one_slice &&
-      h->req.may_block && h->req.queue_in_order && SettleQueue(*h, waited)) {
+  if (!h->gated_first && may_park && options_.gate_first && one_slice && h->req.queue_in_order &&
+      SettleQueue(*h, waited)) {
     // Behind work of its queue that only the device has left to do (a direct launch still in
     // flight when its tenant's turn ended, or a command the session could not follow): once
     // that has ended nothing is before it, and it parks, where the markers' path or a gate
@@ -886,7 +890,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     h->gated = true;
     h->parked_settled = true;
   }
-  if (h->gated_first && options_.park_first) {
+  if (h->gated_first && may_park) {
     // Nothing before it and nothing it waits for: it waits here for its tenant's turn rather
     // than behind a user event (SchedulerOptions::park_first), then goes as at once.
     if (auto seq = Park(h)) return LaunchAtOnce(h, waited, *seq, chainable, nullptr, {});

@@ -196,7 +196,8 @@ struct SchedulerOptions {
   // host took half as long again (docs/scheduling.md, "Session 41"). With every wait for a
   // turn parked, four such loops ran 1.47-1.49x as fast as under `fifo`, against 1.02-1.09
   // gated (H200, docs/scheduling.md "Session 42"). The session reads none of its client's
-  // frames meanwhile, as in an inline wait.
+  // frames meanwhile, as in an inline wait, so only a session none of whose user events is unset
+  // parks (LaunchRequest::may_block).
   bool park_first = true;
   // Tests: cut every sliceable launch into this many slices (0 = policy decides).
   uint32_t force_slices = 0;
@@ -287,7 +288,8 @@ struct LaunchRequest {
   std::shared_ptr<PipedEvent> piped_event;
   // The session may block on the device's work: nothing it has queued waits for its client (no
   // user event of its is unset; Session::CanWaitInline). Parking (SchedulerOptions::park_first)
-  // may then wait for what is before a launch on its queue (Scheduler::SettleQueue).
+  // may then wait for what is before a launch on its queue (Scheduler::SettleQueue); a launch
+  // parks only then.
   bool may_block = false;
   // RGPU_TRACE_REQUESTS: when Submit was entered, got the lock and had written stop flags.
   std::chrono::steady_clock::time_point trace_entered{}, trace_locked{}, trace_stopped{};
