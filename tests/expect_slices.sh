@@ -5,7 +5,8 @@
 # (EXPECT=chained), on the application's queue behind a gate (EXPECT=gated), and so with
 # nothing unfinished before it on its queue (EXPECT=gated_first), or without a gate from the
 # submitting thread (EXPECT=at_once) or from a session's launch thread (EXPECT=at_once_piped),
-# or waiting in its session for its turn instead of behind a gate (EXPECT=parked),
+# or waiting in its session for its turn instead of behind a gate (EXPECT=parked), and that
+# no tenant's held launch made a user event (EXPECT=no_user_events),
 # or handed launches of a burst to a session's launch thread (EXPECT=launch_thread), launches
 # with the application's events among them (EXPECT=launch_thread_events), some of them on a
 # queue's unprofiled twin (EXPECT=launch_thread_twins), or had launches whose released events
@@ -43,6 +44,13 @@ for want in ${EXPECT:-slices}; do
     echo "most launches with an event in one session: ${most:-0} (at most $EVENTS_AT_MOST)"
     [ "${most:-0}" -gt 0 ] && [ "${most:-0}" -le "$EVENTS_AT_MOST" ] ||
       { echo "launches with events released at once still reached rgpud with them"; exit 1; }
+    continue
+  fi
+  if [ "$want" = no_user_events ]; then
+    # Every tenant's line: a held launch that waited for its turn did so without a gate.
+    made=$(grep -o "[0-9]* user events made" "$RGPUD_LOG" | cut -d' ' -f1 | sort -n | tail -1)
+    echo "most user events one tenant's held launches made: ${made:-none}"
+    [ "${made:-x}" = 0 ] || { echo "held launches made user events"; exit 1; }
     continue
   fi
   # A|B: either will do (where which one happens depends on timing).

@@ -1690,6 +1690,7 @@ TEST_P(ParkFirstTest, LaunchWaitsInItsThreadForItsTenantsTurn) {
   EXPECT_TRUE(runs[1].complete && runs[1].groups == 4 && !runs[1].run);
   EXPECT_GE(runs[1].start_ns, LaunchesOf(b).back().end_ns) << "it ran beside b's turn";
   EXPECT_EQ(dev_.UserEventsMade() - user_events, park ? 0 : 1);
+  EXPECT_EQ(UsageOf(a).user_events, park ? 0u : 1u);
   EXPECT_EQ(UsageOf(a).parked, park ? 1u : 0u);
   EXPECT_EQ(UsageOf(a).park_timeouts, 0u);
   EXPECT_EQ(UsageOf(a).gated_first, 1u);
@@ -1801,6 +1802,7 @@ TEST_P(SettleThenParkTest, LaunchBehindADirectOneInFlight) {
   EXPECT_GE(runs[1].start_ns, runs[0].end_ns);
   EXPECT_EQ(runs[1].queue, may_block ? b.app : b.exec) << "parked: on the application's queue";
   EXPECT_EQ(dev_.UserEventsMade() - user_events, may_block ? 0 : 1);
+  EXPECT_EQ(UsageOf(b).user_events, may_block ? 0u : 1u);
   EXPECT_EQ(UsageOf(b).parked, may_block ? 1u : 0u);
   EXPECT_EQ(UsageOf(b).parked_settled, may_block ? 1u : 0u);
   EXPECT_EQ(UsageOf(b).park_timeouts, 0u);

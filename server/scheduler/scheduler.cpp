@@ -127,11 +127,11 @@ std::string UsageLine(const SchedUsage& u) {
       "first on their queue, {} at once, {} of them through launch threads, {} parked, {} of them "
       "behind a launch they waited for, {} after their queue's work, {} gated after all), {} held, "
       "{} charged an estimate "
-      "({:.3f} ms), {} turns ({} ended idle)",
+      "({:.3f} ms), {} turns ({} ended idle), {} user events made",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
       u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.parked,
       u.parked_chained, u.parked_settled, u.park_timeouts, u.held, u.estimated,
-      u.estimated_ns / 1e6, u.turns, u.turns_idle);
+      u.estimated_ns / 1e6, u.turns, u.turns_idle, u.user_events);
 }
 
 }  // namespace
@@ -947,6 +947,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     std::lock_guard lk(mu_);
     TenantState& st = StateFor(h->req);
     if (!h->sliceable && !h->preemptible) st.usage.unsliceable++;
+    st.usage.user_events++;  // its gate
     if (chainable) {
       if (behind && !behind->cancelled) h->behind = std::move(behind);
       last_held_[h->req.queue_serial] = h;

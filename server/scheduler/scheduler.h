@@ -342,6 +342,10 @@ struct SchedUsage {
   // turn_wait_us (the rest ran their quantum, or it left).
   uint64_t turns = 0;
   uint64_t turns_idle = 0;
+  // Fair: user events the scheduler made for its held launches (their gates). On NVIDIA's OpenCL
+  // the first one of a context leaves a driver thread spinning a CPU until the context is
+  // released (SchedulerOptions::park_first).
+  uint64_t user_events = 0;
   // Fair: launches held because another tenant was active (Scheduler::Hold), whether they
   // then waited for the dispatcher or went at once (at_once); the rest went direct.
   uint64_t held = 0;
