@@ -146,6 +146,35 @@ class SchedulerTest : public ::testing::Test {
     return r.ok() ? *r : LaunchResult{};
   }
 
+  // A launch made on a thread of its own, as a session makes one that may wait in Submit (it
+  // parks, or waits for its queue's work to end).
+  struct Submitter {
+    LaunchResult result;
+    std::atomic<bool> returned{false};
+    std::thread thread;
+    ~Submitter() {
+      if (thread.joinable()) thread.join();
+    }
+  };
+  std::unique_ptr<Submitter> LaunchOnAThread(TenantSetup& t, size_t groups,
+                                             std::vector<BkEvent*> waits = {}) {
+    auto s = std::make_unique<Submitter>();
+    s->thread = std::thread([this, &t, groups, waits, raw = s.get()] {
+      raw->result = Launch(t, groups, true, true, waits);
+      raw->returned = true;
+    });
+    return s;
+  }
+  // Runs the device (its clock moves) until that launch has returned, then what is left.
+  void RunUntilReturned(Submitter& s) {
+    for (int i = 0; i < 2000 && !s.returned; ++i) {
+      dev_.RunUntilIdle();
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    s.thread.join();
+    dev_.RunUntilIdle();
+  }
+
   bool keep_turn_wait_ = false;   // Start: keep SchedulerOptions::turn_wait_us
   bool keep_park_first_ = false;  // Start: keep SchedulerOptions::park_first
 
@@ -1660,29 +1689,24 @@ TEST_P(ParkFirstTest, LaunchWaitsInItsThreadForItsTenantsTurn) {
   dev_.RunUntilIdle();
   const long user_events = dev_.UserEventsMade();
   // b's work has ended and its turn waits for its next launch: a's cannot go yet.
-  LaunchResult second;
-  std::atomic<bool> returned{false};
-  std::thread submitter([&] {
-    second = Launch(a, 4);
-    returned = true;
-  });
+  auto second = LaunchOnAThread(a, 4);
   if (park) {
     for (int i = 0; i < 2000 && UsageOf(a).parked == 0; ++i)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     EXPECT_EQ(UsageOf(a).parked, 1u);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_FALSE(returned) << "the launch went before its tenant's turn";
+    EXPECT_FALSE(second->returned) << "the launch went before its tenant's turn";
     EXPECT_EQ(LaunchesOf(a).size(), 1u) << "nothing of it reached the driver while it waited";
   } else {
     // Gated: enqueued behind its gate before the clock moves.
-    for (int i = 0; i < 2000 && !returned; ++i)
+    for (int i = 0; i < 2000 && !second->returned; ++i)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
-    EXPECT_TRUE(returned);
+    EXPECT_TRUE(second->returned);
   }
   dev_.Advance(150'000);  // b's next launch does not come within the wait: a's turn begins
-  submitter.join();
+  second->thread.join();
   dev_.RunUntilIdle();
-  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second->result.event), CL_COMPLETE);
   auto runs = LaunchesOf(a);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[1].queue, a.app);
@@ -1706,8 +1730,12 @@ INSTANTIATE_TEST_SUITE_P(Option, ParkFirstTest,
 
 // Two in flight: the second, chained behind the first while that is on the device, and not
 // going at once, waits for the first to end and then parks as a first one does, where a gate
-// would make a user event (park_first).
-TEST_F(SchedulerTest, ChainedLaunchWaitsForTheOneBeforeItThenParks) {
+// would make a user event (park_first). So does one whose wait list names the first's event
+// (libraries chain kernels by events).
+class ChainedParkTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ChainedParkTest, LaunchWaitsForTheOneBeforeItThenParks) {
+  const bool by_event = GetParam();
   SchedulerOptions o;
   o.gate_at_once = false;  // nothing goes at once: every launch that would be gated parks
   o.park_first = true;
@@ -1723,23 +1751,14 @@ TEST_F(SchedulerTest, ChainedLaunchWaitsForTheOneBeforeItThenParks) {
   auto first = Launch(b, 4);  // parks; the dispatcher lets it go at once
   ASSERT_EQ(LaunchesOf(b).size(), 1u);
   b.queue_done_before = false;
-  LaunchResult second;
-  std::atomic<bool> returned{false};
-  std::thread submitter([&] {
-    second = Launch(b, 4);
-    returned = true;
-  });
+  auto second =
+      LaunchOnAThread(b, 4,
+                      by_event ? std::vector<BkEvent*>{first.event} : std::vector<BkEvent*>{});
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_FALSE(returned) << "it went before the launch before it ended";
-  // The first ends (the clock moves); then the second goes.
-  for (int i = 0; i < 2000 && !returned; ++i) {
-    dev_.RunUntilIdle();
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  submitter.join();
-  dev_.RunUntilIdle();
+  EXPECT_FALSE(second->returned) << "it went before the launch before it ended";
+  RunUntilReturned(*second);  // the first ends (the clock moves); then the second goes
   EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
-  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second->result.event), CL_COMPLETE);
   auto runs = ByStart(LaunchesOf(b));
   ASSERT_EQ(runs.size(), 2u);
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -1751,8 +1770,12 @@ TEST_F(SchedulerTest, ChainedLaunchWaitsForTheOneBeforeItThenParks) {
   EXPECT_EQ(dev_.UserEventsMade(), user_events);
   EXPECT_EQ(UsageOf(b).parked, 2u);
   EXPECT_EQ(UsageOf(b).parked_chained, 1u);
+  EXPECT_EQ(UsageOf(b).parked_settled, 0u);
   EXPECT_EQ(UsageOf(b).park_timeouts, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(WaitList, ChainedParkTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "ByEvent" : "InOrder"; });
 
 // A held launch behind a direct launch of its queue still in flight (its tenant's turn ended
 // between them): with park_first, where its session may block on the device's work, it waits
@@ -1776,26 +1799,16 @@ TEST_P(SettleThenParkTest, LaunchBehindADirectOneInFlight) {
   Launch(lc, 4);  // active from now on: b's next launch is held
   const long user_events = dev_.UserEventsMade();
   b.may_block = may_block;  // the session cannot tell what is before it (before_known false)
-  LaunchResult second;
-  std::atomic<bool> returned{false};
-  std::thread submitter([&] {
-    second = Launch(b, 4);
-    returned = true;
-  });
+  auto second = LaunchOnAThread(b, 4);
   if (may_block) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_FALSE(returned) << "it went on before the direct launch ended";
+    EXPECT_FALSE(second->returned) << "it went on before the direct launch ended";
     EXPECT_EQ(LaunchesOf(b).size(), 1u);
   }
-  for (int i = 0; i < 2000 && !returned; ++i) {
-    dev_.RunUntilIdle();
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  submitter.join();
-  dev_.RunUntilIdle();
-  EXPECT_TRUE(second.held);
+  RunUntilReturned(*second);
+  EXPECT_TRUE(second->result.held);
   EXPECT_EQ(dev_.EventStatus(first.event), CL_COMPLETE);
-  EXPECT_EQ(dev_.EventStatus(second.event), CL_COMPLETE);
+  EXPECT_EQ(dev_.EventStatus(second->result.event), CL_COMPLETE);
   auto runs = ByStart(LaunchesOf(b));
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_TRUE(runs[1].complete && runs[1].groups == 4 && !runs[1].run);

@@ -126,8 +126,7 @@ std::string UsageLine(const SchedUsage& u) {
       "latency-critical launches behind slices, {} overran their turn, {} chained, {} gated ({} "
       "first on their queue, {} at once, {} of them through launch threads, {} parked, {} of them "
       "behind a launch they waited for, {} after their queue's work, {} gated after all), {} held, "
-      "{} charged an estimate "
-      "({:.3f} ms), {} turns ({} ended idle), {} user events made",
+      "{} charged an estimate ({:.3f} ms), {} turns ({} ended idle), {} user events made",
       u.launches, u.slices, u.runs, u.preempted, u.unsliceable, u.device_ns / 1e6, u.behind_slices,
       u.overruns, u.chained, u.gated, u.gated_first, u.at_once, u.at_once_piped, u.parked,
       u.parked_chained, u.parked_settled, u.park_timeouts, u.held, u.estimated,
@@ -181,8 +180,10 @@ struct Scheduler::Held {
   // parked: it waits in its session's thread, not behind a gate (Scheduler::Park); park_go:
   // the dispatcher has given it the device, as ledger sequence park_seq.
   bool parked = false;
-  bool parked_after_wait = false;  // chained, it waited for the launch before it to end first
-  bool parked_settled = false;     // it waited for its queue's work to end first (SettleQueue)
+  // It waited for its queue's work to end first (Scheduler::SettleQueue): that of a held launch
+  // before it (parked_after_wait), or other work (parked_settled).
+  bool parked_after_wait = false;
+  bool parked_settled = false;
   bool park_go = false;
   uint64_t park_seq = 0;
   bool undispatched = false;  // no dispatch has reached it yet (Scheduler::AwaitDispatch)
@@ -218,6 +219,8 @@ struct Scheduler::Held {
   bool AllOut() const {
     return !preemptible && next >= total && status >= 0 && !cancelled && detached == 0;
   }
+  // All of it has run, though the dispatcher may not have dropped it yet.
+  bool Ended() const { return in_flight == 0 && done >= total; }
 };
 
 Scheduler::Scheduler(Backend* backend, SchedulerOptions options, uint32_t device_cores,
@@ -813,7 +816,7 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
     if (prev && !prev->cancelled && prev->req.queue_command + 1 == h->req.queue_command &&
         std::all_of(waited.begin(), waited.end(),
                     [&](BkEvent* w) { return w == prev->app_event; })) {
-      behind_over = prev->in_flight == 0 && prev->done >= prev->total && prev->status >= 0;
+      behind_over = prev->Ended() && prev->status >= 0;
       behind = std::move(prev);
     }
   }
@@ -853,42 +856,15 @@ Result<LaunchResult> Scheduler::Hold(LaunchRequest& req) {
   // where a launch of its tenant ahead of this one may wait for the client (a user event of the
   // session unset), which it could then not set before the park's limit.
   const bool may_park = options_.park_first && h->req.may_block;
-  if (h->gated && !h->gated_first && may_park && behind) {
-    // Chained behind a launch of its queue whose work is all on the device (a closed loop
-    // two deep whose tenant's turn has just ended): once that has ended nothing is before it,
-    // and it parks as a first one does, where a gate would make a user event.
-    BkEvent* prev = nullptr;
-    {
-      std::lock_guard lk(mu_);
-      if (!behind->cancelled && !behind->preemptible && behind->next >= behind->total &&
-          behind->app_event) {
-        prev = behind->app_event;
-        backend_->Retain(proto::ObjType::Event, prev);
-      }
-    }
-    if (prev) {
-      // Only the device's work is left before it ends (its own waits were over when it was
-      // dispatched), so the wait cannot hang on the client.
-      BkEvent* one[1] = {prev};
-      const bool ended = backend_->Wait(one).ok() && complete(prev);
-      backend_->Release(proto::ObjType::Event, prev);
-      if (ended && std::all_of(waited.begin(), waited.end(), complete)) {
-        behind.reset();
-        h->gated_first = true;
-        h->parked_after_wait = true;
-      }
-    }
-  }
   if (!h->gated_first && may_park && options_.gate_first && one_slice && h->req.queue_in_order &&
-      SettleQueue(*h, waited)) {
-    // Behind work of its queue that only the device has left to do (a direct launch still in
-    // flight when its tenant's turn ended, or a command the session could not follow): once
-    // that has ended nothing is before it, and it parks, where the markers' path or a gate
-    // would make a user event.
+      SettleQueue(h.get(), waited)) {
+    // Behind work of its queue that only the device has left to do (a held launch all on the
+    // device, as in a closed loop two deep whose tenant's turn has just ended; a direct launch
+    // still in flight; a command the session could not follow): once that has ended nothing is
+    // before it, and it parks, where a gate or the markers' path would make a user event.
     behind.reset();
     h->gated_first = true;
     h->gated = true;
-    h->parked_settled = true;
   }
   if (h->gated_first && may_park) {
     // Nothing before it and nothing it waits for: it waits here for its tenant's turn rather
@@ -1042,24 +1018,38 @@ std::optional<uint64_t> Scheduler::Park(const std::shared_ptr<Held>& h) {
   return std::nullopt;
 }
 
-bool Scheduler::SettleQueue(const Held& h, const std::vector<BkEvent*>& waited) {
-  auto complete = [&](BkEvent* e) { return backend_->EventStatus(e) == CL_COMPLETE; };
-  if (!std::all_of(waited.begin(), waited.end(), complete)) return false;
+bool Scheduler::SettleQueue(Held* h, const std::vector<BkEvent*>& waited) {
+  BkEvent* held_event = nullptr;  // the last held launch of its queue, still on the device
   {
     // A held launch of its queue that is not all on the device may wait for its turn (its gate,
     // or a preemptible run's next run) for several quanta, in which NVIDIA's wait spins: leave
     // it to the gates' path then.
     std::lock_guard lk(mu_);
-    if (undispatched_queues_.count(h.req.queue) > 0) return false;
-    if (auto last = last_held_.find(h.req.queue_serial); last != last_held_.end())
-      if (auto prev = last->second.lock();
-          prev && !prev->AllOut() && !(prev->in_flight == 0 && prev->done >= prev->total))
-        return false;
+    if (undispatched_queues_.count(h->req.queue) > 0) return false;
+    if (auto last = last_held_.find(h->req.queue_serial); last != last_held_.end()) {
+      if (auto prev = last->second.lock(); prev && !prev->Ended()) {
+        if (!prev->AllOut()) return false;
+        held_event = prev->app_event;
+      }
+    }
   }
+  // Waits that can still hang on something other than the queue's device work (the client,
+  // another queue) leave it to the gates' path; one on the held launch before it (libraries
+  // chain kernels by events) ends with the queue.
+  auto complete = [&](BkEvent* e) { return backend_->EventStatus(e) == CL_COMPLETE; };
+  if (!std::all_of(waited.begin(), waited.end(),
+                   [&](BkEvent* w) { return w == held_event || complete(w); }))
+    return false;
   // Nothing the session has queued waits for its client (LaunchRequest::may_block), and the
   // session's launch thread has put everything on the queue (Hold drained it), so this ends
   // with the device's work.
-  return backend_->Finish(h.req.queue).ok();
+  if (!backend_->Finish(h->req.queue).ok() || !std::all_of(waited.begin(), waited.end(), complete))
+    return false;
+  if (held_event)
+    h->parked_after_wait = true;
+  else
+    h->parked_settled = true;
+  return true;
 }
 
 void Scheduler::AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s) {

@@ -187,10 +187,9 @@ struct SchedulerOptions {
   // fair: a launch that would be gated with nothing unfinished before it (gate_first) and
   // that cannot go at once waits in the submitting thread until the dispatcher gives its
   // tenant the device (at most a second; then it is gated as before), and then goes at once
-  // (Scheduler::Park): no user event. One chained behind a launch whose work is all on the
-  // device (gate_chained) first waits in the driver for that launch to end, and one behind
-  // other work of its queue that only the device has left to do (a direct launch in flight)
-  // first waits for that (Scheduler::SettleQueue), then parks. On NVIDIA's OpenCL the first
+  // (Scheduler::Park): no user event. One behind work of its queue that only the device has
+  // left to do (a held launch all on the device, a direct launch in flight) first waits for
+  // that to end (Scheduler::SettleQueue), then parks. On NVIDIA's OpenCL the first
   // user event of a context leaves a driver thread spinning a CPU until the context is
   // released; with four tenants' `tiny` loops each context had one, and every enqueue on the
   // host took half as long again (docs/scheduling.md, "Session 41"). With every wait for a
@@ -333,8 +332,8 @@ struct SchedUsage {
   // were gated all the same.
   uint64_t parked = 0;
   uint64_t park_timeouts = 0;
-  // Of the parked ones, those chained behind a launch on the device, which they waited for,
-  // and those that waited for their queue's work to end first (Scheduler::SettleQueue).
+  // Of the parked ones, those that waited for their queue's work to end first
+  // (Scheduler::SettleQueue): behind a held launch on the device, and behind other work.
   uint64_t parked_chained = 0;
   uint64_t parked_settled = 0;
   // Fair: turns of the device it began (SchedulerOptions::be_turns), and of them those that
@@ -630,12 +629,13 @@ class Scheduler {
   // counts a launch; nothing if that did not come within kParkLimit (`h` is out of the
   // queue again).
   std::optional<uint64_t> Park(const std::shared_ptr<Held>& h);
-  // For a launch that has something unfinished before it on its in-order queue (a direct launch
-  // in flight) and that parks rather than wait behind a user event: waits in the session for
-  // its queue's work to end (backend Finish) when only the device's work is left there: none of
-  // `waited` unfinished, no held launch of the queue short of all on the device. True when it
-  // has ended.
-  bool SettleQueue(const Held& h, const std::vector<BkEvent*>& waited);
+  // For a launch that has something unfinished before it on its in-order queue (a held launch
+  // all on the device, a direct launch in flight) and that parks rather than wait behind a user
+  // event: waits in the session for its queue's work to end (backend Finish) when only the
+  // device's work is left there: no held launch of the queue short of all on the device, and
+  // none of `waited` unfinished but that launch's event. True when it has ended; then marks `h`
+  // parked_after_wait (a held launch was before it) or parked_settled.
+  bool SettleQueue(Held* h, const std::vector<BkEvent*>& waited);
   // A launch LaunchAtOnce made failed: off the device, its launch done with that status.
   void AtOnceFailed(const std::shared_ptr<Held>& h, uint64_t seq, const Status& s);
   // It is on the device with event `ev` (the application's reference stays the caller's):
