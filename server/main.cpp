@@ -180,6 +180,12 @@ int main(int argc, char** argv) try {
                  "tenant's launch of one wave or less costing at most 0.5 ms goes to the device "
                  "directly rather than held (1 on, 0 off).")
       ->capture_default_str();
+  app.add_option("--direct-beside-lc", opt.sched.direct_beside_lc,
+                 "fair: with --direct-in-turn, such a launch expected to take at most "
+                 "--lc-slice-us also goes direct beside an active latency-critical tenant, "
+                 "between its requests (after --lc-guard-us), while the turn's direct launches "
+                 "on the device end within --lc-slice-depth slices (1 on, 0 off).")
+      ->capture_default_str();
   app.add_option("--turn-wait-us", opt.sched.turn_wait_us,
                  "fair: when the work of the tenant whose turn it is ends and nothing of it is "
                  "queued, the device waits this long for its next launch before another "

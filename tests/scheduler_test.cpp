@@ -1013,6 +1013,57 @@ TEST_F(SchedulerTest, InItsTurnAShortLaunchGoesDirectWhileNoLatencyCriticalTenan
   EXPECT_EQ(LaunchesOf(b).size(), 3u);
 }
 
+// With direct_beside_lc, such a launch also goes direct beside an active latency-critical
+// tenant, between its requests: when it is expected to take at most lc_slice_us, none of the
+// LC tenant's requests is being served or in flight, its guard is over, and the turn's direct
+// launches on the device end within lc_slice_depth x lc_slice_us. Off, it is held.
+class DirectBesideLcTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DirectBesideLcTest, ShortLaunchesGoDirectBetweenRequests) {
+  const bool on = GetParam();
+  SchedulerOptions o;
+  o.direct_beside_lc = on;  // lc_slice_us 50, lc_slice_depth 2, lc_guard_us 50
+  Start(o);
+  auto& b = AddTenant("b");
+  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
+  dev_.SetGroupCost("b", 10'000);  // 4 work-groups (a wave): 40 us
+  b.queue_done_before = true;
+  Launch(lc, 4);
+  dev_.RunUntilIdle();  // served: the LC tenant stays active
+  Launch(b, 4);         // held (its cost measured), and b's turn begins
+  dev_.RunUntilIdle();
+  uint64_t held = UsageOf(b).held;
+  ASSERT_EQ(held, 1u);
+  Launch(b, 4);  // between requests
+  EXPECT_EQ(UsageOf(b).held, on ? held : held + 1);
+  dev_.RunUntilIdle();
+  held = UsageOf(b).held;
+  Launch(b, 8);  // 80 us expected: longer than lc_slice_us
+  EXPECT_EQ(UsageOf(b).held, held + 1) << "a launch longer than an LC slice went direct";
+  dev_.RunUntilIdle();
+  held = UsageOf(b).held;
+  sched_->LatencyCriticalRequest(true);  // a request being served
+  Launch(b, 4);
+  EXPECT_EQ(UsageOf(b).held, held + 1) << "went direct while a request was served";
+  dev_.RunUntilIdle();
+  sched_->LatencyCriticalRequest(false);  // served now: the guard runs from here
+  held = UsageOf(b).held;
+  Launch(b, 4);
+  EXPECT_EQ(UsageOf(b).held, held + 1) << "went direct within the guard";
+  dev_.Advance(60'000);  // past the guard: the held launch goes on the device, and ends
+  dev_.RunUntilIdle();
+  held = UsageOf(b).held;
+  // Three at once while the clock stands still: two of 40 us are 80 us ahead, a third would
+  // make it 120, beyond two LC slices.
+  for (int i = 0; i < 3; ++i) Launch(b, 4);
+  EXPECT_EQ(UsageOf(b).held, on ? held + 1 : held + 3);
+  dev_.RunUntilIdle();
+  for (const auto& r : LaunchesOf(b)) EXPECT_TRUE(r.complete);
+}
+
+INSTANTIATE_TEST_SUITE_P(Option, DirectBesideLcTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "On" : "Off"; });
+
 // Not only launches of one wave: in its turn, any launch expected to take no longer than a slice
 // (2 ms, from its held slices' cost per work-item) goes direct, while the turn's direct launches
 // already on the device are expected to end within two slices (4 ms). A loop one deep of 0.74 ms
@@ -1834,6 +1885,7 @@ TEST_P(AtOnceTest, LaunchTheDispatcherWouldTakeGoesWithoutAGate) {
   const bool at_once = GetParam();
   SchedulerOptions o;
   o.gate_at_once = at_once;
+  o.direct_beside_lc = false;  // held: b's launches of 40 us would go direct between requests
   Start(o);
   auto& b = AddTenant("b");
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
@@ -1922,7 +1974,9 @@ INSTANTIATE_TEST_SUITE_P(GroupNs, OneWaveBesideLcTest, ::testing::Values(100'000
 TEST_F(SchedulerTest, OneSlowWaveDoesNotKeepAKernelInRuns) {
   constexpr uint32_t kUnits = 4;
   constexpr uint64_t kWaveGroups = 16;  // of 64 work-items
-  Start(SchedulerOptions{}, kWaveGroups * 64, kUnits);
+  SchedulerOptions o;
+  o.direct_beside_lc = false;  // waves of 32 us would go direct between the LC's requests
+  Start(o, kWaveGroups * 64, kUnits);
   auto& b = AddTenant("b");
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
   Launch(lc, 4);  // active from now on (the simulated launches take milliseconds in all)

@@ -1534,8 +1534,10 @@ double Scheduler::DirectInTurnNs(const TenantState& st, const LaunchRequest& req
   // direct launches already on the device are expected to end within two slices: a direct
   // launch cannot be cut or stopped, so an arrival after a pause waits for it as for a slice.
   if (!options_.be_turns || !options_.direct_in_turn || &st != turn_ || !InTurn(now) ||
-      overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st) || LcActiveIn(nullptr, now))
+      overran_ > 0 || (device_in_flight_ > 0 && on_device_ != &st))
     return 0;
+  const bool beside_lc = LcActiveIn(nullptr, now);
+  if (beside_lc && !DirectBesideLc(req, now)) return 0;
   // Its held launches must have ended on the device: one that has not would hold a direct
   // launch back on the queue unseen. One that has ended may still wait to be dropped from its
   // queue by the dispatcher while a closed loop, told of its end, launches again: held behind
@@ -1543,12 +1545,26 @@ double Scheduler::DirectInTurnNs(const TenantState& st, const LaunchRequest& req
   for (const auto& h : st.queue)
     if (h->in_flight > 0 || h->done < h->total || h->status < 0 || h->cancelled) return 0;
   const double ns = ExpectedLaunchNs(req);
-  if (ns <= 0 || ns > kDirectInTurnNs) return 0;
+  const double most_ns = beside_lc ? options_.lc_slice_us * 1000 : kDirectInTurnNs;
+  const double ahead_ns =
+      beside_lc ? options_.lc_slice_depth * options_.lc_slice_us * 1000 : kDirectInTurnAheadNs;
+  if (ns <= 0 || ns > most_ns) return 0;
   const double ahead =
       turn_direct_until_ > now
           ? std::chrono::duration<double, std::nano>(turn_direct_until_ - now).count()
           : 0.0;
-  return ahead + ns <= kDirectInTurnAheadNs ? ns : 0;
+  return ahead + ns <= ahead_ns ? ns : 0;
+}
+
+bool Scheduler::DirectBesideLc(const LaunchRequest& req, Clock::time_point now) const {
+  if (!options_.direct_beside_lc || lc_requests_ > 0) return false;
+  for (const auto& [key, o] : tenants_)
+    if (o.priority == Priority::LatencyCritical && o.in_flight > 0) return false;
+  // In a context the LC tenant shares, its next request would queue behind the launch there
+  // rather than switch to it: the longer guard of launches that run whole.
+  const double guard_us =
+      LcActiveIn(req.context, now) ? options_.lc_whole_guard_us : options_.lc_guard_us;
+  return now >= lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(guard_us * 1000));
 }
 
 double Scheduler::ExpectedLaunchNs(const LaunchRequest& req) const {

@@ -86,6 +86,15 @@ struct SchedulerOptions {
   // does, instead of through the held path (Scheduler::DirectInTurnNs): 2 and 4 tenants of 30 us
   // launches then ran at 1.26 and 1.00 of fifo's total, against 0.94 and 0.78 held.
   bool direct_in_turn = true;
+  // fair, with direct_in_turn: also beside an active latency-critical tenant, between its
+  // requests (none being served, and lc_guard_us after, or lc_whole_guard_us in a context the
+  // LC tenant shares), for a launch expected to take at most lc_slice_us while the turn's
+  // direct launches on the device are expected to end within lc_slice_depth x lc_slice_us: an
+  // arrival then waits for about what held slices beside it would make it wait for, and the
+  // launch skips the held path's cost (Scheduler::DirectInTurnNs). Beside the 370 µs LC
+  // tenants, 30 µs BE launches rose from 0.37-0.57 of native to 0.47-0.77 (higher in 23 of 24
+  // paired runs), the LC p99 within the runs' spread (H200, docs/scheduling.md "Session 43").
+  bool direct_beside_lc = true;
   // fair: best-effort slices (launches that cannot run preemptibly) beside an active
   // latency-critical tenant are sized to at most this much measured device time each...
   double lc_slice_us = 50.0;
@@ -435,6 +444,10 @@ class Scheduler {
   // of it go in one dispatch.
   bool FinishOneOver(std::unique_lock<std::mutex>& lk);
   bool InTurn(Clock::time_point now) const;  // a best-effort tenant's turn lasts (be_turns)
+  // Whether a launch may go direct in its turn beside an active latency-critical tenant now
+  // (SchedulerOptions::direct_beside_lc): none of its requests served or in flight, and its
+  // guard over. Requires mu_.
+  bool DirectBesideLc(const LaunchRequest& req, Clock::time_point now) const;
   // The device time of a launch that goes direct in its tenant's turn (be_turns), 0 for one
   // that is held.
   double DirectInTurnNs(const TenantState& st, const LaunchRequest& req,
