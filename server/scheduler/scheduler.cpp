@@ -1379,8 +1379,7 @@ bool Scheduler::FinishOneOver(std::unique_lock<std::mutex>& lk) {
 }
 
 Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
-  const auto guard_end =
-      lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(options_.lc_guard_us * 1000));
+  const auto guard_end = LcServedPlus(options_.lc_guard_us);
   LcState lc{lc_requests_ > 0 || now < guard_end, false};
   if (lc_requests_ == 0 && now < guard_end && (wake_at_ == Clock::time_point{} || guard_end < wake_at_))
     wake_at_ = guard_end;
@@ -1389,8 +1388,7 @@ Scheduler::LcState Scheduler::LatencyCriticalState(Clock::time_point now) {
     if (st.in_flight > 0) lc.busy = true;
     if (now - st.last_submit < kActiveWindow) lc.active = true;
   }
-  const auto whole_end = lc_served_ + std::chrono::nanoseconds(
-                                          static_cast<int64_t>(options_.lc_whole_guard_us * 1000));
+  const auto whole_end = LcServedPlus(options_.lc_whole_guard_us);
   if (lc.active && now < whole_end) lc.whole_until = whole_end;
   return lc;
 }
@@ -1558,13 +1556,19 @@ double Scheduler::DirectInTurnNs(const TenantState& st, const LaunchRequest& req
 
 bool Scheduler::DirectBesideLc(const LaunchRequest& req, Clock::time_point now) const {
   if (!options_.direct_beside_lc || lc_requests_ > 0) return false;
-  for (const auto& [key, o] : tenants_)
-    if (o.priority == Priority::LatencyCritical && o.in_flight > 0) return false;
+  bool shares_context = false;
+  for (const auto& [key, o] : tenants_) {
+    if (o.priority != Priority::LatencyCritical) continue;
+    if (o.in_flight > 0) return false;
+    shares_context |= o.context == req.context && now - o.last_submit < kActiveWindow;
+  }
   // In a context the LC tenant shares, its next request would queue behind the launch there
   // rather than switch to it: the longer guard of launches that run whole.
-  const double guard_us =
-      LcActiveIn(req.context, now) ? options_.lc_whole_guard_us : options_.lc_guard_us;
-  return now >= lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(guard_us * 1000));
+  return now >= LcServedPlus(shares_context ? options_.lc_whole_guard_us : options_.lc_guard_us);
+}
+
+Scheduler::Clock::time_point Scheduler::LcServedPlus(double us) const {
+  return lc_served_ + std::chrono::nanoseconds(static_cast<int64_t>(us * 1000));
 }
 
 double Scheduler::ExpectedLaunchNs(const LaunchRequest& req) const {

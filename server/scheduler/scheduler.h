@@ -448,6 +448,8 @@ class Scheduler {
   // (SchedulerOptions::direct_beside_lc): none of its requests served or in flight, and its
   // guard over. Requires mu_.
   bool DirectBesideLc(const LaunchRequest& req, Clock::time_point now) const;
+  // When the last latency-critical request was served, plus `us` (its guards). Requires mu_.
+  Clock::time_point LcServedPlus(double us) const;
   // The device time of a launch that goes direct in its tenant's turn (be_turns), 0 for one
   // that is held.
   double DirectInTurnNs(const TenantState& st, const LaunchRequest& req,
