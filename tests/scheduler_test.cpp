@@ -108,6 +108,20 @@ class SchedulerTest : public ::testing::Test {
     return *tenants_.back();
   }
 
+  // A launch's own times (LaunchResult::times) once it has ended: its pieces' span, or start 0
+  // where none of its pieces left times (`measured` false).
+  static void ExpectTimesWhenEnded(const LaunchResult& r, bool measured) {
+    ASSERT_TRUE(r.times);
+    ASSERT_TRUE(r.times->WaitReady(std::chrono::milliseconds(500)));
+    if (measured) {
+      EXPECT_GT(r.times->start, 0u);
+      EXPECT_GE(r.times->end, r.times->start);
+    } else {
+      EXPECT_EQ(r.times->start, 0u);
+      EXPECT_EQ(r.times->end, 0u);
+    }
+  }
+
   // A 1D launch of `groups` work-groups of 64 work-items; `sliceable`: its program was
   // rewritten for slicing (slicer.h).
   LaunchResult Launch(TenantSetup& t, size_t groups, bool sliceable = true, bool want_event = true,
@@ -687,6 +701,57 @@ TEST_F(SchedulerTest, NarrowWidthCanBeFixed) {
     ++fixed;
   }
   EXPECT_GE(fixed, 4u);
+}
+
+// A launch run in pieces answers clGetEventProfilingInfo with its pieces' first start and last
+// end (LaunchTimes). Where no piece left times (a failed read; here an execution queue without
+// profiling), its times must still be ready once it has ended, with start 0 so that the session
+// answers with the event's own: before, a held launch's stayed unready (the session waited
+// 200 ms, then answered CL_PROFILING_INFO_NOT_AVAILABLE for a complete command), and a launch
+// sliced in place published a start after its end.
+TEST_F(SchedulerTest, ALaunchWhosePiecesLeftNoTimesHasItsTimesReadyWhenItEnds) {
+  SchedulerOptions o;
+  o.force_slices = 2;  // every launch in two slices
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.Release(proto::ObjType::Queue, a.exec);
+  a.exec = *dev_.CreateQueue(a.ctx, 0, 0);  // a's slices: no profiling
+  dev_.Advance(1000);  // a device's clock never reads 0, which says "no times" here
+  std::vector<LaunchResult> of_a, of_b;
+  of_a.push_back(Launch(a, 16));  // alone
+  dev_.RunUntilIdle();
+  for (int i = 0; i < 3; ++i) {
+    of_a.push_back(Launch(a, 16));
+    of_b.push_back(Launch(b, 16));
+  }
+  dev_.RunUntilIdle();
+  int held = 0;
+  for (const auto& r : of_a) {
+    held += r.held;
+    ExpectTimesWhenEnded(r, false);
+  }
+  EXPECT_GT(held, 0) << "no launch of a was held: the held path went untested";
+  for (const auto& r : of_b) ExpectTimesWhenEnded(r, true);
+}
+
+// The same for a launch sliced in place (policy split): with no slice's times its times say
+// start 0, where they said a start after their end.
+TEST_F(SchedulerTest, ALaunchSlicedInPlaceWithoutSliceTimesSaysSo) {
+  SchedulerOptions o;
+  o.policy = Policy::Split;
+  o.force_slices = 2;
+  Start(o);
+  auto& a = AddTenant("a");
+  auto& b = AddTenant("b");
+  dev_.Release(proto::ObjType::Queue, a.app);
+  a.app = *dev_.CreateQueue(a.ctx, 0, 0);  // slices in place go on the application's queue
+  dev_.Advance(1000);  // a device's clock never reads 0, which says "no times" here
+  auto ra = Launch(a, 16);
+  auto rb = Launch(b, 16);
+  dev_.RunUntilIdle();
+  ExpectTimesWhenEnded(ra, false);
+  ExpectTimesWhenEnded(rb, true);
 }
 
 TEST_F(SchedulerTest, DispatcherFeedsLatencyCriticalWorkFirst) {

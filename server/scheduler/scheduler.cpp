@@ -706,7 +706,11 @@ struct Scheduler::SliceTimes {
       }
       last = --left == 0;
     }
-    if (last) times->Publish(queued, submit, start, end);
+    if (!last) return;
+    if (start == UINT64_MAX)  // no slice's times: start 0 says so (LaunchTimes)
+      times->Publish(0, 0, 0, 0);
+    else
+      times->Publish(queued, submit, start, end);
   }
 };
 
@@ -2010,7 +2014,8 @@ void Scheduler::SliceDone(std::shared_ptr<Held> h, size_t count, uint64_t seq, i
 }
 
 void Scheduler::Finish(Held& h, int32_t status) {
-  if (h.times->start != 0) h.times->MarkReady();
+  // Before its event completes (the gate below): start 0 if no piece's times could be read.
+  h.times->MarkReady();
   if (h.gate) {
     if (!h.gate_open) backend_->SetUserEventStatus(h.gate, status < 0 ? status : CL_COMPLETE);
     backend_->Release(proto::ObjType::Event, h.gate);

@@ -215,7 +215,9 @@ struct SchedulerOptions {
 };
 
 // Profiling times of a launch that ran as several slices: first slice's start to last
-// slice's end. The launch's event itself is a marker; its times would say nothing.
+// slice's end. The launch's event itself is a marker; its times would say nothing. Ready once
+// the launch has ended; start 0 then says that no slice's times could be read, and the
+// session answers with the event's own (Session::GetEventProfiling).
 struct LaunchTimes {
   std::atomic<bool> ready{false};
   uint64_t queued = 0, submit = 0, start = 0, end = 0;
