@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "proto/messages.h"
 #include "proto/liveness.h"
@@ -103,6 +104,9 @@ Result<std::shared_ptr<Connection>> Connection::Open(const std::string& address,
   c->in_ = std::make_unique<proto::BufferedReader>(c->stream_.get());
   const char* pump = std::getenv("RGPU_SPIN_RECV");
   c->pump_ = c->stream_->PollShowsData() && !(pump && std::string(pump) == "0");
+  const char* aside = std::getenv("RGPU_RECV_ASIDE");
+  c->aside_ = c->pump_ && !c->stream_->HasRing() &&
+              (aside && *aside ? std::string(aside) != "0" : !ManyCpus());
   c->flush_timer_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
   if (c->flush_timer_ < 0)
     return Status::Error(CL_OUT_OF_HOST_MEMORY,
@@ -132,6 +136,7 @@ Connection::~Connection() {
     stream_->SendFrame(FrameHeader{0, static_cast<uint16_t>(Op::Goodbye), 0, 0}, nullptr, 0);
   }
   stream_->Shutdown();
+  CallReceiverBack();
   if (receiver_.joinable()) receiver_.join();
 }
 
@@ -356,12 +361,25 @@ void Connection::RefundQuota(uint64_t bytes) {
   }
 }
 
+namespace {
+thread_local bool t_flusher = false;  // this thread is the flusher (FlushLoop)
+}  // namespace
+
 Status Connection::WriteOut() {
   std::vector<uint8_t> chunk;
   {
     std::lock_guard lk(buf_mu_);
     chunk.swap(out_);
     ++gathering_;
+    // Everything gathered goes with this write: the flush timer has nothing left to do. Off
+    // before the send, which over TCP on a small host can outlast kGather and let the timer
+    // wake the flusher for nothing (half of launch+finish round trips did on 2 CPUs). The
+    // flusher's own loop keeps its state: it takes what comes during its writes.
+    if (flush_armed_ && !t_flusher) {
+      const itimerspec off{};
+      timerfd_settime(flush_timer_, 0, &off, nullptr);
+      flush_armed_ = flush_soon_ = false;
+    }
   }
   if (chunk.empty()) return Status::Ok();
   iovec iov{chunk.data(), chunk.size()};
@@ -552,6 +570,7 @@ void Connection::ScheduleFlush() {
 
 void Connection::FlushLoop() {
   proto::NameThread("rgpu-flush");
+  t_flusher = true;
   for (;;) {
     uint64_t fired = 0;
     if (read(flush_timer_, &fired, sizeof(fired)) < 0 && errno != EINTR && errno != EAGAIN) return;
@@ -626,9 +645,39 @@ namespace {
 thread_local bool t_receiving = false;
 }  // namespace
 
+bool Connection::StandAside() {
+  std::unique_lock lk(aside_mu_);
+  aside_cv_.wait_for(lk, kAsideLook, [&] { return called_back_; });
+  return std::exchange(called_back_, false);
+}
+
+void Connection::CallReceiverBack() {
+  {
+    std::lock_guard lk(aside_mu_);
+    called_back_ = true;
+  }
+  aside_cv_.notify_one();
+}
+
 void Connection::ReceiveLoop() {
   proto::NameThread("rgpu-receive");
+  uint64_t seen = 0;  // spins_ when the receiver last chose where to wait
   for (;;) {
+    if (aside_) {
+      // While callers wait, each reads its own answer (SpinReceiving): stay off the socket,
+      // and every kAsideLook read what came between their waits (a frame that comes then, an
+      // event's completion say, waits at most that long). Back to the socket once a look finds
+      // that no caller waited since the last.
+      const uint64_t now = spins_.load(std::memory_order_relaxed);
+      if (spinners_.load(std::memory_order_acquire) > 0 || now != seen) {
+        seen = now;
+        StandAside();
+        if (!alive_) return;
+        // Not while a caller reads: it might be sleeping on the socket for its own answer.
+        if (spinners_.load(std::memory_order_acquire) == 0) PumpFrames();
+        continue;
+      }
+    }
     std::unique_lock lk(recv_mu_);
     if (pump_ && !in_->Buffered()) {
       // Sleep until bytes arrive without taking them: a thread waiting in SpinReceiving
@@ -651,8 +700,9 @@ void Connection::ReceiveLoop() {
 
 bool Connection::MayPump() const { return pump_ && !t_receiving; }
 
-void Connection::PumpFrames() {
-  if (!pump_ || t_receiving || !recv_mu_.try_lock()) return;
+bool Connection::PumpFrames() {
+  if (!pump_ || t_receiving) return true;
+  if (!recv_mu_.try_lock()) return false;
   std::lock_guard lk(recv_mu_, std::adopt_lock);
   t_receiving = true;
   // With control rings a look at the ring is a load; the socket (wake bytes, a hang-up) is
@@ -662,6 +712,7 @@ void Connection::PumpFrames() {
   while (alive_ && in_->Ready(socket_too) && ReceiveFrame()) {
   }
   t_receiving = false;
+  return true;
 }
 
 std::shared_ptr<Connection::Pending> Connection::PendingFor(uint64_t tag, bool take_if_sink) {

@@ -133,16 +133,32 @@ class Connection {
   // RGPU_SPIN_RECV=0, and for TLS, whose decrypted bytes a poll of the socket cannot see.
   // With control rings the spinner counts itself as polling (rgpud then sends no wake byte
   // for the receiver thread), and hands on what came after its last look when it stops.
+  // Over a socket where the receiver stands aside (ReceiveLoop), a caller whose spin ends
+  // without its answer waits for it in a poll of the socket, and reads it itself.
   template <typename Ready>
   bool SpinReceiving(Ready ready) {
     // A thread that cannot read (RGPU_SPIN_RECV=0, or one inside a frame's handling already)
     // must not count as polling: rgpud would then not wake the receiver thread.
     if (!MayPump()) return SpinBriefly(ready);
     stream_->Spinning(true);
-    const bool got = SpinBriefly([&] { return ready() || (PumpFrames(), ready()); });
+    spinners_.fetch_add(1, std::memory_order_acq_rel);
+    spins_.fetch_add(1, std::memory_order_relaxed);
+    bool got = SpinBriefly([&] { return ready() || (PumpFrames(), ready()); });
     stream_->Spinning(false);
     PumpFrames();
-    return got || ready();
+    got = got || ready();
+    // The receiver stands aside: sleep on the socket itself, so that the answer costs one
+    // wake-up (this thread's) rather than two in a row (the receiver's, then this thread's).
+    while (aside_ && !got && alive_) {
+      // Another thread reading may be taking this thread's answer: look again soon.
+      const bool alone = PumpFrames() && spinners_.load(std::memory_order_acquire) == 1;
+      if ((got = ready())) break;
+      stream_->WaitReadableFor(alone ? kAsideLook : std::chrono::microseconds(50));
+      PumpFrames();
+      got = ready();
+    }
+    spinners_.fetch_sub(1, std::memory_order_acq_rel);
+    return got;
   }
 
   // Shared memory for bulk data (client/shared_region.h): present when the connection is a
@@ -185,10 +201,14 @@ class Connection {
   void DeliverReply(uint64_t tag);
   Status HandleNotice(const proto::FrameHeader& h);
   // Handles the frames that can be read now without waiting, unless another thread is
-  // reading (requires nothing; takes recv_mu_ if free).
-  void PumpFrames();
+  // reading (requires nothing; takes recv_mu_ if free). False if another thread was.
+  bool PumpFrames();
   // Whether this thread may read frames while it waits (PumpFrames does something).
   bool MayPump() const;
+  // Over a socket, while callers wait: the receiver thread waits here, off the socket, up to
+  // kAsideLook at a time (ReceiveLoop). True if called back (the connection ends).
+  bool StandAside();
+  void CallReceiverBack();
   // Writes out what asynchronous calls queued, when the flush timer fires.
   void FlushLoop();
   // Sets the flush timer to fire `delay` from now (at once for 0). Requires buf_mu_.
@@ -261,6 +281,18 @@ class Connection {
   std::unique_ptr<proto::BufferedReader> in_;  // GUARDED_BY(recv_mu_)
   std::vector<uint8_t> rx_body_;               // GUARDED_BY(recv_mu_)
   bool pump_ = false;  // waiting threads may read (set before the receiver starts)
+  // The receiver stays off the socket while callers spin (set before the receiver starts):
+  // over a socket both would wake for each answer (no control ring says who polls), and on a
+  // small host that wake-up, and the receiver then queueing on recv_mu_ behind the spinner,
+  // cost a round trip; a caller whose spin ended (50 us there) then slept until the receiver
+  // woke it, a second wake-up. RGPU_RECV_ASIDE=0/1; default on below 8 CPUs.
+  bool aside_ = false;
+  std::atomic<int> spinners_{0};  // threads in SpinReceiving that may read
+  static constexpr std::chrono::microseconds kAsideLook{1000};
+  std::atomic<uint64_t> spins_{0};  // SpinReceiving calls so far (the receiver's clock)
+  std::mutex aside_mu_;
+  std::condition_variable aside_cv_;
+  bool called_back_ = false;  // GUARDED_BY(aside_mu_)
 
   std::thread receiver_;
   std::thread flusher_;

@@ -281,6 +281,13 @@ bool Stream::WaitReadable() {
   return rc >= 0 || errno == EINTR;
 }
 
+bool Stream::WaitReadableFor(std::chrono::microseconds limit) {
+  pollfd p{fd_, POLLIN, 0};
+  const timespec ts{static_cast<time_t>(limit.count() / 1000000),
+                    static_cast<long>(limit.count() % 1000000 * 1000)};
+  return ::ppoll(&p, 1, &ts, nullptr) >= 0 || errno == EINTR;
+}
+
 void SetKeepAlive(int fd, std::chrono::milliseconds bound) {
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);

@@ -74,6 +74,8 @@ class Stream {
   // Sleeps until Readable() may be true (with rings: counted as a sleeper, so that the peer
   // sends a wake byte). Any thread; false on an error of poll().
   bool WaitReadable();
+  // Without rings: sleeps until bytes may be there, or `limit` passed. False on an error.
+  bool WaitReadableFor(std::chrono::microseconds limit);
 
   // From now on frames go through `ring` in both directions (proto/ring.h); the socket only
   // wakes a sleeping reader and says when the peer hung up. Once, before the stream is used

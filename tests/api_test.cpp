@@ -1030,4 +1030,42 @@ TEST_F(Api, ThreadsShareAContext) {
   clReleaseProgram(p);
 }
 
+// Several threads in synchronous calls on one connection at once, each waiting for its own
+// answer (over TCP on a small host each reads it from the socket itself, the receiver thread
+// standing aside: Connection::SpinReceiving): every answer reaches its own caller.
+TEST_F(Api, ThreadsWaitingAtOnceEachGetTheirOwnAnswer) {
+  cl_program p = Build(kKernels);
+  const int threads = 4, rounds = 150;
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      cl_int err;
+      cl_command_queue q = clCreateCommandQueue(ctx_, device_, 0, &err);
+      cl_kernel k = clCreateKernel(p, "add_one", &err);
+      int v = 1000 * t;
+      cl_mem m =
+          clCreateBuffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(v), &v, &err);
+      clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+      size_t g = 1;
+      for (int r = 1; r <= rounds; ++r) {
+        clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
+        if (r % 2) {
+          if (clFinish(q) != CL_SUCCESS) bad++;
+        }
+        int got = -1;
+        if (clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof(got), &got, 0, nullptr, nullptr) !=
+                CL_SUCCESS ||
+            got != 1000 * t + r)
+          bad++;
+      }
+      clReleaseMemObject(m);
+      clReleaseKernel(k);
+      clReleaseCommandQueue(q);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  clReleaseProgram(p);
+}
+
 }  // namespace
