@@ -361,11 +361,7 @@ void Connection::RefundQuota(uint64_t bytes) {
   }
 }
 
-namespace {
-thread_local bool t_flusher = false;  // this thread is the flusher (FlushLoop)
-}  // namespace
-
-Status Connection::WriteOut() {
+Status Connection::WriteOut(bool flusher) {
   std::vector<uint8_t> chunk;
   {
     std::lock_guard lk(buf_mu_);
@@ -375,7 +371,7 @@ Status Connection::WriteOut() {
     // before the send, which over TCP on a small host can outlast kGather and let the timer
     // wake the flusher for nothing (half of launch+finish round trips did on 2 CPUs). The
     // flusher's own loop keeps its state: it takes what comes during its writes.
-    if (flush_armed_ && !t_flusher) {
+    if (flush_armed_ && !flusher) {
       const itimerspec off{};
       timerfd_settime(flush_timer_, 0, &off, nullptr);
       flush_armed_ = flush_soon_ = false;
@@ -570,7 +566,6 @@ void Connection::ScheduleFlush() {
 
 void Connection::FlushLoop() {
   proto::NameThread("rgpu-flush");
-  t_flusher = true;
   for (;;) {
     uint64_t fired = 0;
     if (read(flush_timer_, &fired, sizeof(fired)) < 0 && errno != EINTR && errno != EAGAIN) return;
@@ -588,7 +583,7 @@ void Connection::FlushLoop() {
         flush_armed_ = flush_soon_ = true;
       }
       std::lock_guard wl(write_mu_);
-      WriteOut();
+      WriteOut(/*flusher=*/true);
     }
   }
 }
