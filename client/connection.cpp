@@ -371,11 +371,7 @@ Status Connection::WriteOut(bool flusher) {
     // before the send, which over TCP on a small host can outlast kGather and let the timer
     // wake the flusher for nothing (half of launch+finish round trips did on 2 CPUs). The
     // flusher's own loop keeps its state: it takes what comes during its writes.
-    if (flush_armed_ && !flusher) {
-      const itimerspec off{};
-      timerfd_settime(flush_timer_, 0, &off, nullptr);
-      flush_armed_ = flush_soon_ = false;
-    }
+    if (!flusher) DisarmFlush();
   }
   if (chunk.empty()) return Status::Ok();
   iovec iov{chunk.data(), chunk.size()};
@@ -388,12 +384,9 @@ Status Connection::WriteOut(bool flusher) {
   if (out_.empty()) {
     chunk.clear();
     out_.swap(chunk);
-    // Everything went: the flusher has nothing to do, so it need not wake.
-    if (flush_armed_) {
-      const itimerspec off{};
-      timerfd_settime(flush_timer_, 0, &off, nullptr);
-      flush_armed_ = flush_soon_ = false;
-    }
+    // Everything went: the flusher need not wake (its own writes keep the timer armed for
+    // what comes during them; other callers disarmed it before their send).
+    DisarmFlush();
   }
   return s;
 }
@@ -551,6 +544,13 @@ void Connection::ArmFlush(std::chrono::nanoseconds delay) {
   when.it_value.tv_sec = static_cast<time_t>(delay.count() / 1000000000);
   when.it_value.tv_nsec = static_cast<long>(std::max<int64_t>(delay.count() % 1000000000, 1));
   timerfd_settime(flush_timer_, 0, &when, nullptr);
+}
+
+void Connection::DisarmFlush() {
+  if (!flush_armed_) return;
+  const itimerspec off{};
+  timerfd_settime(flush_timer_, 0, &off, nullptr);
+  flush_armed_ = flush_soon_ = false;
 }
 
 void Connection::ScheduleFlush() {

@@ -213,6 +213,8 @@ class Connection {
   void FlushLoop();
   // Sets the flush timer to fire `delay` from now (at once for 0). Requires buf_mu_.
   void ArmFlush(std::chrono::nanoseconds delay);
+  // Stops an armed flush timer: nothing gathered is left for the flusher. Requires buf_mu_.
+  void DisarmFlush();
   // After something queued: the flusher writes it out within kGather unless a synchronous
   // call does first. Requires buf_mu_.
   void ScheduleFlush();

@@ -1003,6 +1003,29 @@ TEST_F(Api, FailedUserEventFailsItsDependents) {
   clReleaseEvent(gate);
 }
 
+// One thread's own queue, `add_one` kernel of `p` and buffer (made from `init`, the kernel's
+// argument) in a shared context; released when it goes.
+struct ThreadQueue {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_mem m;
+  ThreadQueue(cl_context ctx, cl_device_id device, cl_program p, std::vector<int> init) {
+    cl_int err;
+    q = clCreateCommandQueue(ctx, device, 0, &err);
+    k = clCreateKernel(p, "add_one", &err);
+    m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.size() * sizeof(int),
+                       init.data(), &err);
+    clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+  }
+  ~ThreadQueue() {
+    clReleaseMemObject(m);
+    clReleaseKernel(k);
+    clReleaseCommandQueue(q);
+  }
+  ThreadQueue(const ThreadQueue&) = delete;
+  ThreadQueue& operator=(const ThreadQueue&) = delete;
+};
+
 TEST_F(Api, ThreadsShareAContext) {
   cl_program p = Build(kKernels);
   const int threads = 4, rounds = 50;
@@ -1010,20 +1033,14 @@ TEST_F(Api, ThreadsShareAContext) {
   std::atomic<int> bad{0};
   for (int t = 0; t < threads; ++t)
     ts.emplace_back([&, t] {
-      cl_int err;
-      cl_command_queue q = clCreateCommandQueue(ctx_, device_, 0, &err);
-      cl_kernel k = clCreateKernel(p, "add_one", &err);
       std::vector<int> v(256, t);
-      cl_mem m = clCreateBuffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 1024, v.data(), &err);
-      clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+      ThreadQueue tq(ctx_, device_, p, v);
       size_t g = 256;
-      for (int r = 0; r < rounds; ++r) clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
-      clEnqueueReadBuffer(q, m, CL_TRUE, 0, 1024, v.data(), 0, nullptr, nullptr);
+      for (int r = 0; r < rounds; ++r)
+        clEnqueueNDRangeKernel(tq.q, tq.k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
+      clEnqueueReadBuffer(tq.q, tq.m, CL_TRUE, 0, 1024, v.data(), 0, nullptr, nullptr);
       for (int x : v)
         if (x != t + rounds) bad++;
-      clReleaseMemObject(m);
-      clReleaseKernel(k);
-      clReleaseCommandQueue(q);
     });
   for (auto& t : ts) t.join();
   EXPECT_EQ(bad.load(), 0);
@@ -1040,28 +1057,19 @@ TEST_F(Api, ThreadsWaitingAtOnceEachGetTheirOwnAnswer) {
   std::atomic<int> bad{0};
   for (int t = 0; t < threads; ++t)
     ts.emplace_back([&, t] {
-      cl_int err;
-      cl_command_queue q = clCreateCommandQueue(ctx_, device_, 0, &err);
-      cl_kernel k = clCreateKernel(p, "add_one", &err);
-      int v = 1000 * t;
-      cl_mem m =
-          clCreateBuffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(v), &v, &err);
-      clSetKernelArg(k, 0, sizeof(cl_mem), &m);
+      ThreadQueue tq(ctx_, device_, p, {1000 * t});
       size_t g = 1;
       for (int r = 1; r <= rounds; ++r) {
-        clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
+        clEnqueueNDRangeKernel(tq.q, tq.k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr);
         if (r % 2) {
-          if (clFinish(q) != CL_SUCCESS) bad++;
+          if (clFinish(tq.q) != CL_SUCCESS) bad++;
         }
         int got = -1;
-        if (clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof(got), &got, 0, nullptr, nullptr) !=
+        if (clEnqueueReadBuffer(tq.q, tq.m, CL_TRUE, 0, sizeof(got), &got, 0, nullptr, nullptr) !=
                 CL_SUCCESS ||
             got != 1000 * t + r)
           bad++;
       }
-      clReleaseMemObject(m);
-      clReleaseKernel(k);
-      clReleaseCommandQueue(q);
     });
   for (auto& t : ts) t.join();
   EXPECT_EQ(bad.load(), 0);

@@ -329,7 +329,8 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
         req.trace_stopped = Clock::now();
       }
     }
-    if (st.priority == Priority::LatencyCritical) st.kernel_ns = ExpectedLaunchNs(req);
+    if (options_.lc_ahead_of_kernel && st.priority == Priority::LatencyCritical)
+      st.kernel_ns = ExpectedLaunchNs(req);
     st.last_submit = now;
     st.context = req.context;
     st.last_session = req.session_id;

@@ -422,7 +422,8 @@ class Scheduler {
     std::chrono::steady_clock::time_point last_submit{};
     BkContext* context = nullptr;  // of its last launch
     uint64_t last_session = 0;     // of its last launch
-    // Latency-critical tenants: the expected device time of its last launch (0: unknown).
+    // Latency-critical tenants, with lc_ahead_of_kernel: the expected device time of its last
+    // launch (0: unknown).
     double kernel_ns = 0;
   };
 
