@@ -201,12 +201,6 @@ int main(int argc, char** argv) try {
                  "for at most this many).")
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
-  app.add_option("--lc-ahead-of-kernel", opt.sched.lc_ahead_of_kernel,
-                 "fair: beside latency-critical tenants whose kernels are shorter than "
-                 "--lc-slice-depth slices, the best-effort work on the device ahead of an "
-                 "arrival is bounded by their shortest kernel's expected time (at least 25 us) "
-                 "rather than by those slices (1 on, 0 off).")
-      ->capture_default_str();
   app.add_option("--lc-drain-us", opt.sched.drain_slices_us,
                  "fair: a latency-critical launch in a context group waits, at most this long, "
                  "for the short best-effort slices of its context on the device to end before "

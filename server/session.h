@@ -340,6 +340,7 @@ class Session {
   Server* server_;
   uint64_t id_;
   bool untimed_logged_ = false;  // GetEventProfiling answered with an event's own times
+  bool refused_logged_ = false;  // GetEventProfiling refused a complete event's times
   std::unique_ptr<proto::Stream> stream_;
   proto::BufferedReader in_{stream_.get()};  // the reader thread's only way to read stream_
   std::string peer_;

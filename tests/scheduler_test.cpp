@@ -1431,69 +1431,6 @@ INSTANTIATE_TEST_SUITE_P(Depths, SliceDepthTest,
                          ::testing::Values(SliceDepthCase{1, 4, 1}, SliceDepthCase{2, 4, 2},
                                            SliceDepthCase{2, 20'000, 1}));
 
-// Beside a latency-critical tenant whose kernels are short (40 us, measured), the best-effort
-// work on the device ahead of its next arrival is bounded by that length rather than by two
-// 50 us slices (SchedulerOptions::lc_ahead_of_kernel): two slices of at most 20 us each, and of
-// the short launches that go direct between its requests, one at a time. Off: slices of 50 us,
-// and two direct launches of 30 us at once.
-class LcAheadTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
-
-TEST_P(LcAheadTest, BestEffortWorkAheadOfAShortLatencyCriticalKernelIsBoundedByIt) {
-  const bool on = GetParam();
-  SchedulerOptions o;
-  o.lc_ahead_of_kernel = on;
-  Start(o);
-  auto& b = AddTenant("b");
-  auto& c = AddTenant("c");
-  auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
-  dev_.SetGroupCost("lc", 10'000);  // 4 work-groups: 40 us
-  constexpr uint64_t kGroupNs = 5;  // tiny work-groups: slices, once measured
-  dev_.SetGroupCost("b", kGroupNs);
-  dev_.SetGroupCost("c", 7'500);  // 4 work-groups (a wave): 30 us
-  c.queue_done_before = true;
-  constexpr uint64_t kGroups = 1 << 19;  // 2.6 ms of device time
-  Launch(lc, 4);
-  dev_.RunUntilIdle();           // measured: its next launch is expected to take 40 us
-  for (int i = 0; i < 2; ++i) {  // measures b's work-groups, then its slices
-    Launch(b, kGroups);
-    dev_.RunUntilIdle();
-  }
-  const size_t before = LaunchesOf(b).size();
-  Launch(lc, 4);
-  dev_.RunUntilIdle();
-  Launch(b, kGroups);
-  dev_.RunUntilIdle();
-  auto all = LaunchesOf(b);
-  ASSERT_GT(all.size(), before + 10);
-  uint64_t longest = 0, groups = 0;
-  for (size_t i = before; i < all.size(); ++i) {
-    EXPECT_TRUE(all[i].sliced);
-    longest = std::max(longest, all[i].end_ns - all[i].start_ns);
-    groups += all[i].groups;
-  }
-  EXPECT_EQ(groups, kGroups) << "the slices cover the launch";
-  if (on) {
-    EXPECT_LE(longest, 21'000u) << "a slice longer than half the LC kernel";
-  } else {
-    EXPECT_GT(longest, 21'000u);
-    EXPECT_LE(longest, 52'500u);
-  }
-  // c's short launches between the LC tenant's requests (its turn now: held first).
-  Launch(lc, 4);
-  dev_.RunUntilIdle();
-  Launch(c, 4);
-  dev_.RunUntilIdle();
-  dev_.Advance(60'000);  // past the LC guard
-  dev_.RunUntilIdle();
-  const uint64_t held = UsageOf(c).held;
-  for (int i = 0; i < 2; ++i) Launch(c, 4);  // the clock stands still: both ahead of an arrival
-  EXPECT_EQ(UsageOf(c).held, on ? held + 1 : held) << "direct launches 60 us ahead of a 40 us LC";
-  dev_.RunUntilIdle();
-}
-
-INSTANTIATE_TEST_SUITE_P(Option, LcAheadTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "On" : "Off"; });
-
 // In a context group a latency-critical launch waits for the short best-effort slices of its
 // context on the device to end, and only then goes to the device: launched beside them, its
 // work-groups were dealt out unevenly around theirs and it ran 1.7x its time alone (H200,

@@ -329,8 +329,6 @@ Result<LaunchResult> Scheduler::Submit(LaunchRequest req) {
         req.trace_stopped = Clock::now();
       }
     }
-    if (options_.lc_ahead_of_kernel && st.priority == Priority::LatencyCritical)
-      st.kernel_ns = ExpectedLaunchNs(req);
     st.last_submit = now;
     st.context = req.context;
     st.last_session = req.session_id;
@@ -1549,9 +1547,9 @@ double Scheduler::DirectInTurnNs(const TenantState& st, const LaunchRequest& req
   for (const auto& h : st.queue)
     if (h->in_flight > 0 || h->done < h->total || h->status < 0 || h->cancelled) return 0;
   const double ns = ExpectedLaunchNs(req);
-  const double ahead_ns = beside_lc ? LcAheadNs(now) : kDirectInTurnAheadNs;
-  const double most_ns =
-      beside_lc ? std::min(options_.lc_slice_us * 1000, ahead_ns) : kDirectInTurnNs;
+  const double most_ns = beside_lc ? options_.lc_slice_us * 1000 : kDirectInTurnNs;
+  const double ahead_ns =
+      beside_lc ? options_.lc_slice_depth * options_.lc_slice_us * 1000 : kDirectInTurnAheadNs;
   if (ns <= 0 || ns > most_ns) return 0;
   const double ahead =
       turn_direct_until_ > now
@@ -1610,24 +1608,9 @@ int Scheduler::SliceDepthBesideLc(const Held& h) const {
   // unmeasured kernel's first slice measures it, alone.
   if (!h.sliceable) return 1;
   auto it = cost_ns_.find(h.req.sched_kernel);
-  const bool fits = it != cost_ns_.end() && it->second > 0 && it->second <= LcSliceNs(Now());
+  const bool fits =
+      it != cost_ns_.end() && it->second > 0 && it->second <= options_.lc_slice_us * 1000.0;
   return fits ? static_cast<int>(std::max<uint32_t>(1, options_.lc_slice_depth)) : 1;
-}
-
-double Scheduler::LcAheadNs(Clock::time_point now) const {
-  double ahead = std::max<uint32_t>(1, options_.lc_slice_depth) * options_.lc_slice_us * 1000.0;
-  if (!options_.lc_ahead_of_kernel) return ahead;
-  constexpr double kFloorNs = 25'000;
-  for (const auto& [key, st] : tenants_)
-    if (st.priority == Priority::LatencyCritical && st.kernel_ns > 0 &&
-        now - st.last_submit < kActiveWindow)
-      ahead = std::min(ahead, std::max(st.kernel_ns, kFloorNs));
-  return ahead;
-}
-
-double Scheduler::LcSliceNs(Clock::time_point now) const {
-  return std::min(options_.lc_slice_us * 1000.0,
-                  LcAheadNs(now) / std::max<uint32_t>(1, options_.lc_slice_depth));
 }
 
 size_t Scheduler::SliceCount(const Held& h, bool beside_lc) {
@@ -1638,7 +1621,7 @@ size_t Scheduler::SliceCount(const Held& h, bool beside_lc) {
   // Slices cannot be stopped: at most kMaxSliceUs even between best-effort tenants (a
   // latency-critical request after a pause waits for one), shorter beside an active one.
   double budget_ns = std::min(options_.quantum_us, kMaxSliceUs) * 1000.0;
-  if (beside_lc) budget_ns = std::min(budget_ns, LcSliceNs(Now()));
+  if (beside_lc) budget_ns = std::min(budget_ns, options_.lc_slice_us * 1000.0);
   size_t count = 1;  // the first piece measures the kernel
   if (!options_.force_slices && piece_ns != 0) count = std::max<size_t>(1, static_cast<size_t>(budget_ns / piece_ns));
   return std::min(count, h.total - h.next);

@@ -106,14 +106,6 @@ struct SchedulerOptions {
   // got 0.56-0.65 of its native solo rate, against 0.62-0.72 with two of 50 us, and the LC
   // p99 was the same or lower (H100, two runs, docs/scheduling.md "Session 14").
   uint32_t lc_slice_depth = 2;
-  // fair: beside active latency-critical tenants whose kernels are short, the best-effort
-  // work on the device ahead of an arrival (lc_slice_depth x lc_slice_us) is bounded by the
-  // shortest of their kernels' expected device time (never below 25 us), each slice by that
-  // over lc_slice_depth, and a direct launch by that: a 50 us request waits for up to two
-  // 50 us slices, its p99 1.40-1.54x native beside short launches or slices (H200, session 44).
-  // Kernels of lc_slice_depth x lc_slice_us or longer see no change. Off by default until it
-  // is measured on a GPU (docs/scheduling.md, "Session 46").
-  bool lc_ahead_of_kernel = false;
   // fair: preemptible runs beside an active latency-critical tenant hold about this much
   // measured device time (never less than a wave; a stop ends them early).
   double lc_run_us = 150.0;
@@ -422,9 +414,6 @@ class Scheduler {
     std::chrono::steady_clock::time_point last_submit{};
     BkContext* context = nullptr;  // of its last launch
     uint64_t last_session = 0;     // of its last launch
-    // Latency-critical tenants, with lc_ahead_of_kernel: the expected device time of its last
-    // launch (0: unknown).
-    double kernel_ns = 0;
   };
 
   Result<LaunchResult> Direct(LaunchRequest& req, bool whole_hidden);
@@ -507,11 +496,6 @@ class Scheduler {
   bool DeviceTakes(const TenantState* pick, const Held& h, bool lc_active) const;
   // How many slices of `h` may be on the device at once beside an active LC tenant (requires mu_).
   int SliceDepthBesideLc(const Held& h) const;
-  // Beside active latency-critical tenants: the best-effort work that may be on the device
-  // ahead of an arrival, and the most one slice or direct launch of it may take, in ns
-  // (SchedulerOptions::lc_ahead_of_kernel; requires mu_).
-  double LcAheadNs(Clock::time_point now) const;
-  double LcSliceNs(Clock::time_point now) const;
   size_t SliceCount(const Held& h, bool beside_lc);
   // Fair: puts the picked launch's next run or slice on the device (mu_ released meanwhile).
   void PlanHeld(Held& h);  // preemptible runs, else slices, else whole
