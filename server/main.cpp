@@ -201,6 +201,11 @@ int main(int argc, char** argv) try {
                  "for at most this many).")
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
+  app.add_option("--lc-drain-ratio", opt.sched.drain_ratio,
+                 "fair: only a latency-critical kernel measured to take at least this many "
+                 "times the best-effort slices ahead of it waits for them (--lc-drain-us).")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--lc-drain-us", opt.sched.drain_slices_us,
                  "fair: a latency-critical launch in a context group waits, at most this long, "
                  "for the short best-effort slices of its context on the device to end before "

@@ -1438,26 +1438,29 @@ INSTANTIATE_TEST_SUITE_P(Depths, SliceDepthTest,
 // switches contexts anyway), and so does a kernel shorter than the slices (it would wait
 // longer than it gains). No best-effort slice goes on the device while it waits.
 struct DrainCase {
-  bool group;    // the LC tenant shares the BE tenant's context
-  bool long_lc;  // its kernel lasts 1 ms (else 1 us) against two slices of 50 us
+  bool group;            // the LC tenant shares the BE tenant's context
+  uint64_t lc_group_ns;  // its kernel's 4 work-groups' cost each, against two slices of 50 us
+  double ratio = 1.0;    // SchedulerOptions::drain_ratio
+  bool waits = false;    // the LC launch waits for the slices
 };
 
 std::ostream& operator<<(std::ostream& os, const DrainCase& c) {
-  return os << (c.group ? "one context" : "two contexts") << ", " << (c.long_lc ? "1 ms" : "1 us")
-            << " kernel";
+  return os << (c.group ? "one context" : "two contexts") << ", " << 4 * c.lc_group_ns / 1000
+            << " us kernel, ratio " << c.ratio;
 }
 
 class DrainTest : public SchedulerTest, public ::testing::WithParamInterface<DrainCase> {};
 
 TEST_P(DrainTest, LatencyCriticalLaunchWaitsForShortSlicesOfItsContext) {
   const DrainCase c = GetParam();
-  const bool group = c.group, waits = c.group && c.long_lc;
+  const bool group = c.group, waits = c.waits;
   SchedulerOptions o;
   o.drain_slices_us = 10e6;  // the simulated clock decides, not the limit
+  o.drain_ratio = c.ratio;
   Start(o, 4 * 64);
   auto& lc = AddTenant("lc", 1.0, Priority::LatencyCritical);
   auto& b = AddTenant("b", 1.0, Priority::BestEffort, group ? lc.ctx : nullptr);
-  dev_.SetGroupCost("lc", c.long_lc ? 250'000 : 250);  // 4 work-groups: 1 ms or 1 us
+  dev_.SetGroupCost("lc", c.lc_group_ns);
   dev_.SetGroupCost("b", 5);                           // tiny work-groups: slices, once measured
   constexpr uint64_t kGroups = 1 << 19;  // 2.6 ms of device time
   Launch(lc, 4);
@@ -1502,8 +1505,14 @@ TEST_P(DrainTest, LatencyCriticalLaunchWaitsForShortSlicesOfItsContext) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DrainTest,
-                         ::testing::Values(DrainCase{false, true}, DrainCase{true, true},
-                                           DrainCase{true, false}));
+                         ::testing::Values(DrainCase{false, 250'000},
+                                           DrainCase{true, 250'000, 1.0, true},
+                                           DrainCase{true, 250},
+                                           // 150 us against 100 us of slices: waits at
+                                           // ratio 1 (the default), not at 2
+                                           DrainCase{true, 37'500, 1.0, true},
+                                           DrainCase{true, 37'500, 2.0, false},
+                                           DrainCase{true, 250'000, 2.0, true}));
 
 // After a latency-critical request was served, best-effort work that can be cut or stopped
 // resumes after --lc-guard-us (50 us), and so does a launch that runs whole in a context of

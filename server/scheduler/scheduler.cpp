@@ -420,7 +420,7 @@ bool Scheduler::MayDrain(const LaunchRequest& req) const {
   // two slices of 50 us: its p99 1.46-1.67x native with no wait, 1.87-1.94x with one; H200,
   // docs/scheduling.md "Session 21"). An unmeasured kernel waits.
   const double ns = MeasuredLaunchNs(req);
-  return ns <= 0 || ns >= slices_ns;
+  return ns <= 0 || ns >= options_.drain_ratio * slices_ns;
 }
 
 double Scheduler::MeasuredLaunchNs(const LaunchRequest& req) const {

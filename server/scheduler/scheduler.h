@@ -154,6 +154,12 @@ struct SchedulerOptions {
   // once they had ended (H200, natively in one context; docs/scheduling.md "Session 21").
   // 0: no wait. Separate contexts never wait here: the device switches between them anyway.
   double drain_slices_us = 1000.0;
+  // fair, with drain_slices_us: only a latency-critical kernel measured to take at least this
+  // many times the slices' expected time waits for them (1: any kernel at least as long).
+  // Opt-in, not shown to help: with no wait at all (--lc-drain-us=0) a 50 us LC kernel beside
+  // 30 us BE launches read 1.25-1.33x native at p99 against 1.48-1.70x waiting (H200, session
+  // 47, calls 7-8), but a ratio of 2 in one run on a disturbed host did not (call 9).
+  double drain_ratio = 1.0;
   // fair: a held launch directly behind another held launch on an in-order queue of the
   // application (nothing else was enqueued between them, and it waits for nothing else)
   // goes on the device behind that one's last slice, on the same queue of rgpud, without
