@@ -276,6 +276,10 @@ int main(int argc, char** argv) try {
                  "sleeps, so that a request that comes within this long is seen at once, with "
                  "no wake-up of a sleeping thread (0: never; default 10000000 with 8 CPUs or "
                  "more, else 30).");
+  double local_poll_us = -1;
+  app.add_option("--local-poll-us", local_poll_us,
+                 "Sessions over a Unix socket poll at least this long (default 150 below 8 "
+                 "CPUs unless --poll-us is given, else as --poll-us).");
   app.add_option("--lc-poll-us", lc_poll_us,
                  "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "
                  "unless --poll-us is given, else as --poll-us).");
@@ -346,6 +350,8 @@ int main(int argc, char** argv) try {
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));
   // A --poll-us given alone sets both.
   if (lc_poll_us < 0) lc_poll_us = many && app.count("--poll-us") == 0 ? 1e7 : poll_us;
+  if (local_poll_us < 0) local_poll_us = !many && app.count("--poll-us") == 0 ? 150 : poll_us;
+  opt.local_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, local_poll_us)));
   opt.lc_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, lc_poll_us)));
   if (hash_token) {
     std::string token;

@@ -77,6 +77,11 @@ struct ServerOptions {
   // threads need.
   std::chrono::microseconds poll{0};
   std::chrono::microseconds lc_poll{0};
+  // At least this long for sessions over a Unix socket (their frames go through control
+  // rings, whose poll takes no system call). Below 8 CPUs 150 us: on 2 vCPUs with PoCL,
+  // launch+finish went from 3.15x to 2.00x native and a 4-byte read from 2.44x to 2.02x against 30
+  // us (medians of 8 runs), where over TCP a read got slower (2.48x to 3.09x); docs/performance.md.
+  std::chrono::microseconds local_poll{0};
   int max_pollers = 0;
   // A session that receives a burst of launches hands their driver enqueues to a thread of
   // its own (server/scheduler/launch_pipe.h), which spins 200 us after its last one. Default

@@ -2,6 +2,7 @@
 
 #include <CL/cl.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -210,6 +211,10 @@ int32_t ErrorFor(ObjType t) {
 Session::Session(Server* server, uint64_t id, std::unique_ptr<proto::Stream> stream,
                  std::string peer)
     : server_(server), id_(id), stream_(std::move(stream)), peer_(std::move(peer)) {
+  sockaddr_storage local{};
+  socklen_t len = sizeof(local);
+  unix_socket_ = getsockname(stream_->fd(), reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+                 local.ss_family == AF_UNIX;
   outbox_ = std::make_shared<Outbox>(stream_.get());
   writer_ = std::thread([ob = outbox_] { ob->Run(); });
   if (TraceRequests()) trace_ = std::make_unique<RequestTrace>();
@@ -357,7 +362,8 @@ void Session::PollForNextFrame() {
   const auto& o = server_->options();
   const bool lc = t->priority == Priority::LatencyCritical;
   const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
-      last_request_ + (lc ? o.lc_poll : o.poll) - std::chrono::steady_clock::now());
+      last_request_ + std::max(lc ? o.lc_poll : o.poll, unix_socket_ ? o.local_poll : o.poll) -
+      std::chrono::steady_clock::now());
   if (left.count() <= 0 || !server_->BeginPoll(lc)) return;
   in_.Spin(left, [this] { return !server_->stopping(); });
   server_->EndPoll();

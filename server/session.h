@@ -344,6 +344,7 @@ class Session {
   std::unique_ptr<proto::Stream> stream_;
   proto::BufferedReader in_{stream_.get()};  // the reader thread's only way to read stream_
   std::string peer_;
+  bool unix_socket_ = false;  // the stream is a Unix socket (ServerOptions::local_poll)
   std::shared_ptr<Outbox> outbox_;
   // Socket read pieces staged and not yet sent (Session::PipelinedRead).
   static constexpr size_t kReadWindowBytes = size_t{32} << 20;
