@@ -279,7 +279,7 @@ int main(int argc, char** argv) try {
   double local_poll_us = -1;
   app.add_option("--local-poll-us", local_poll_us,
                  "Sessions over a Unix socket poll at least this long (default 150 below 8 "
-                 "CPUs unless --poll-us is given, else as --poll-us).");
+                 "CPUs unless --poll-us is given, else 0: as --poll-us and --lc-poll-us say).");
   app.add_option("--lc-poll-us", lc_poll_us,
                  "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "
                  "unless --poll-us is given, else as --poll-us).");
@@ -350,7 +350,7 @@ int main(int argc, char** argv) try {
   opt.poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, poll_us)));
   // A --poll-us given alone sets both.
   if (lc_poll_us < 0) lc_poll_us = many && app.count("--poll-us") == 0 ? 1e7 : poll_us;
-  if (local_poll_us < 0) local_poll_us = !many && app.count("--poll-us") == 0 ? 150 : poll_us;
+  if (local_poll_us < 0) local_poll_us = !many && app.count("--poll-us") == 0 ? 150 : 0;
   opt.local_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, local_poll_us)));
   opt.lc_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, lc_poll_us)));
   if (hash_token) {
