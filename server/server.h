@@ -78,9 +78,10 @@ struct ServerOptions {
   std::chrono::microseconds poll{0};
   std::chrono::microseconds lc_poll{0};
   // At least this long for sessions over a Unix socket (their frames go through control
-  // rings, whose poll takes no system call). Below 8 CPUs 150 us (else 0: no floor): on 2 vCPUs with PoCL,
-  // launch+finish went from 3.15x to 2.00x native and a 4-byte read from 2.44x to 2.02x against 30
-  // us (medians of 8 runs), where over TCP a read got slower (2.48x to 3.09x); docs/performance.md.
+  // rings, whose poll takes no system call). Below 8 CPUs 150 us, else 0 (no floor). On 2
+  // vCPUs with PoCL, launch+finish went from 3.00x to 2.12x native and a 4-byte read from
+  // 2.44x to 2.11x against 30 us (medians of 8 runs); over TCP, 150 us slowed a read (2.48x
+  // to 3.09x), so TCP keeps --poll-us. docs/performance.md, "Small machines".
   std::chrono::microseconds local_poll{0};
   int max_pollers = 0;
   // A session that receives a burst of launches hands their driver enqueues to a thread of
