@@ -280,6 +280,13 @@ int main(int argc, char** argv) try {
   app.add_option("--local-poll-us", local_poll_us,
                  "Sessions over a Unix socket poll at least this long (default 150 below 8 "
                  "CPUs unless --poll-us is given, else 0: as --poll-us and --lc-poll-us say).");
+  app.add_option("--inline-waits", opt.inline_waits,
+                 "A session's reader thread waits in the driver for the client's blocking waits "
+                 "(clFinish, clWaitForEvents, small blocking reads), the fastest answer, but "
+                 "serves nothing else of the session meanwhile; 0: the completion watcher "
+                 "answers them and the reader goes on, for clients whose kernels end on "
+                 "another thread's later command (1 on, 0 off).")
+      ->capture_default_str();
   app.add_option("--lc-poll-us", lc_poll_us,
                  "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "
                  "unless --poll-us is given, else as --poll-us).");

@@ -83,6 +83,13 @@ struct ServerOptions {
   // 2.44x to 2.11x against 30 us (medians of 8 runs); over TCP, 150 us slowed a read (2.48x
   // to 3.09x), so TCP keeps --poll-us. docs/performance.md, "Small machines".
   std::chrono::microseconds local_poll{0};
+  // A session's blocking waits (clFinish, clWaitForEvents, small blocking reads) are waited
+  // for by its reader thread in the driver, which answers soonest but serves nothing else of
+  // the session meanwhile: a kernel that ends only when another thread of the client writes
+  // a flag then runs until it gives up (19 s against 0.5 s natively, H200, session 48). Off,
+  // every wait goes to the completion watcher and the reader serves the next frames, at the
+  // cost of a hand-off per wait (2 vCPUs, PoCL: unix launch+finish 64 -> 104 us at p50).
+  bool inline_waits = true;
   int max_pollers = 0;
   // A session that receives a burst of launches hands their driver enqueues to a thread of
   // its own (server/scheduler/launch_pipe.h), which spins 200 us after its last one. Default

@@ -401,6 +401,10 @@ void Session::ReportLaunchFailure() {
   if (Status f = pipe_->TakeFailure(); !f.ok()) AsyncFailure(Op::NDRangeKernel, 0, f);
 }
 
+bool Session::CanWaitInline() const {
+  return unset_user_events_ == 0 && server_->options().inline_waits;
+}
+
 bool Session::WaitForRoom() {
   const auto& o = server_->options();
   if (!outbox_->WaitBelow(o.max_outbox_bytes)) return false;

@@ -303,7 +303,9 @@ class Session {
   // completion thread: one thread hand-off less per synchronous call. Safe when no command
   // of this session can be waiting for the client itself, i.e. no user event is unset;
   // commands never wait on another session's events.
-  bool CanWaitInline() const { return unset_user_events_ == 0; }
+  // Whether a blocking wait may be waited for on this thread: no unset user event of the
+  // session (nothing on the device waits for the client), and --inline-waits on.
+  bool CanWaitInline() const;
 
   // Looks `id` up as an object of kind R (server/session_objects.h); an id of no object, or
   // of another kind, is an error with the OpenCL code for R's type.
