@@ -54,66 +54,102 @@ struct Options {
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-void RunOne(cl_device_id dev, const Options& o, int count, bool first) {
-  cl_int err = CL_SUCCESS;
-  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
-  CHECK(err);
+// A fresh context of `count` queues (queue `profiled` with profiling) and the polling kernel,
+// its arguments set: the flag (zero) and a poll count per work-group, one group per compute unit.
+struct PollingContext {
+  cl_context ctx = nullptr;
   std::vector<cl_command_queue> qs;
-  for (int i = 0; i < count; ++i) {
-    qs.push_back(clCreateCommandQueue(ctx, dev, 0, &err));
-    CHECK(err);
-  }
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
-  cl_kernel k = clCreateKernel(prog, "poll_flag", &err);
-  CHECK(err);
+  cl_program prog = nullptr;
+  cl_kernel poll = nullptr;
+  cl_mem flag = nullptr, polls = nullptr;
   cl_uint cus = 1;
-  CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cus), &cus, nullptr));
-  const size_t local = 64, global = local * cus;
-  cl_mem flag = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err);
-  CHECK(err);
-  cl_mem polls = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_long) * cus, nullptr, &err);
-  CHECK(err);
-  const cl_int zero = 0, one = 1;
-  CHECK(clEnqueueWriteBuffer(qs[0], flag, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
-  CHECK(clSetKernelArg(k, 0, sizeof(cl_mem), &flag));
-  CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), &polls));
-  const cl_long maxp = o.max_polls;
-  CHECK(clSetKernelArg(k, 2, sizeof(maxp), &maxp));
+  size_t local = 64, global = 64;
+
+  PollingContext(cl_device_id dev, int count, int profiled, cl_long max_polls) {
+    cl_int err = CL_SUCCESS;
+    ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+    CHECK(err);
+    for (int i = 0; i < count; ++i) {
+      qs.push_back(
+          clCreateCommandQueue(ctx, dev, i == profiled ? CL_QUEUE_PROFILING_ENABLE : 0, &err));
+      CHECK(err);
+    }
+    prog = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
+    poll = clCreateKernel(prog, "poll_flag", &err);
+    CHECK(err);
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cus), &cus, nullptr));
+    global = local * cus;
+    flag = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err);
+    CHECK(err);
+    polls = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_long) * cus, nullptr, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(poll, 0, sizeof(cl_mem), &flag));
+    CHECK(clSetKernelArg(poll, 1, sizeof(cl_mem), &polls));
+    CHECK(clSetKernelArg(poll, 2, sizeof(max_polls), &max_polls));
+  }
+  ~PollingContext() {
+    clReleaseMemObject(polls);
+    clReleaseMemObject(flag);
+    clReleaseKernel(poll);
+    clReleaseProgram(prog);
+    for (auto q : qs) clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+  }
+  PollingContext(const PollingContext&) = delete;
+  PollingContext& operator=(const PollingContext&) = delete;
+
+  // Clears the flag, then puts the polling kernel on queue 0; returns when it was enqueued.
+  Clock::time_point Start() {
+    const cl_int zero = 0;
+    CHECK(clEnqueueWriteBuffer(qs[0], flag, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
+    const auto start = Clock::now();
+    CHECK(clEnqueueNDRangeKernel(qs[0], poll, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    CHECK(clFlush(qs[0]));
+    return start;
+  }
+  // Sets the flag on queue `q`, without waiting for the write.
+  void Release(int q) {
+    const cl_int one = 1;
+    CHECK(clEnqueueWriteBuffer(qs[q], flag, CL_FALSE, 0, sizeof(one), &one, 0, nullptr, nullptr));
+    CHECK(clFlush(qs[q]));
+  }
+};
+
+cl_int StatusOf(cl_event ev) {
+  cl_int st = CL_QUEUED;
+  CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr));
+  return st;
+}
+
+void RunOne(cl_device_id dev, const Options& o, int count, bool first) {
+  PollingContext pc(dev, count, -1, o.max_polls);
   // Every queue has done something, as a tenant's queues have (a driver may bind a queue to a
   // hardware channel only at its first command).
+  const cl_long zero = 0;
   for (int i = 1; i < count; ++i)
-    CHECK(clEnqueueWriteBuffer(qs[i], polls, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
-  CHECK(clFinish(qs[0]));
-  const auto start = Clock::now();
-  CHECK(clEnqueueNDRangeKernel(qs[0], k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
-  CHECK(clFlush(qs[0]));
+    CHECK(clEnqueueWriteBuffer(pc.qs[i], pc.polls, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr,
+                               nullptr));
+  const auto start = pc.Start();
   std::this_thread::sleep_for(std::chrono::milliseconds(o.settle_ms));
   const int w = o.write_queue >= 0 && o.write_queue < count ? o.write_queue : count - 1;
   const auto written = Clock::now();
-  CHECK(clEnqueueWriteBuffer(qs[w], flag, CL_FALSE, 0, sizeof(one), &one, 0, nullptr, nullptr));
-  CHECK(clFlush(qs[w]));
-  CHECK(clFinish(qs[0]));
+  pc.Release(w);
+  CHECK(clFinish(pc.qs[0]));
   const auto ended = Clock::now();
-  CHECK(clFinish(qs[w]));
-  std::vector<cl_long> got(cus);
-  CHECK(clEnqueueReadBuffer(qs[0], polls, CL_TRUE, 0, sizeof(cl_long) * cus, got.data(), 0, nullptr,
-                            nullptr));
-  const auto stopped = std::count_if(got.begin(), got.end(), [&](cl_long n) { return n < maxp; });
+  CHECK(clFinish(pc.qs[w]));
+  std::vector<cl_long> got(pc.cus);
+  CHECK(clEnqueueReadBuffer(pc.qs[0], pc.polls, CL_TRUE, 0, sizeof(cl_long) * pc.cus, got.data(), 0,
+                            nullptr, nullptr));
+  const auto stopped =
+      std::count_if(got.begin(), got.end(), [&](cl_long n) { return n < o.max_polls; });
   std::printf(
       "%s    {\"queues\": %d, \"write_queue\": %d, \"groups\": %u, \"groups_stopped_by_flag\": "
-      "%ld, "
-      "\"ms_after_write\": %.3f, \"ms_total\": %.3f}",
-      first ? "" : ",\n", count, w, cus, static_cast<long>(stopped), Ms(ended - written),
+      "%ld, \"ms_after_write\": %.3f, \"ms_total\": %.3f}",
+      first ? "" : ",\n", count, w, pc.cus, static_cast<long>(stopped), Ms(ended - written),
       Ms(ended - start));
   std::fflush(stdout);
-  clReleaseMemObject(polls);
-  clReleaseMemObject(flag);
-  clReleaseKernel(k);
-  clReleaseProgram(prog);
-  for (auto q : qs) clReleaseCommandQueue(q);
-  clReleaseContext(ctx);
 }
 
 // --release-ms R: while the polling kernel runs on queue 0 (its flag written on queue 2 by
@@ -121,102 +157,72 @@ void RunOne(cl_device_id dev, const Options& o, int count, bool first) {
 // for it in one of five ways: clFinish(queue 1), clWaitForEvents on its event, polling the
 // event's status, a 4-byte blocking read on queue 1 after it, and clFinish(queue 1) followed by
 // the event's status and profiling times (and how long until its status reads complete). A wait
-// that returns only when the polling kernel ends (about R ms) waits for another queue's kernel, not
-// for its own.
+// that returns only when the polling kernel ends (about R ms) waits for another queue's kernel,
+// not for its own.
 void WaitsTest(cl_device_id dev, const Options& o) {
+  // Queue 1 profiles, as the lab's tenants' queues do.
+  PollingContext pc(dev, 3, 1, o.max_polls);
   cl_int err = CL_SUCCESS;
-  cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  cl_kernel touch = clCreateKernel(pc.prog, "touch", &err);
   CHECK(err);
-  cl_command_queue qs[3];
-  for (int i = 0; i < 3; ++i) {
-    // Queue 1 profiles, as the lab's tenants' queues do.
-    qs[i] = clCreateCommandQueue(ctx, dev, i == 1 ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
-    CHECK(err);
-  }
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
+  cl_mem small = clCreateBuffer(pc.ctx, CL_MEM_READ_WRITE, sizeof(cl_long) * 64, nullptr, &err);
   CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", nullptr, nullptr));
-  cl_kernel poll = clCreateKernel(prog, "poll_flag", &err);
-  CHECK(err);
-  cl_kernel touch = clCreateKernel(prog, "touch", &err);
-  CHECK(err);
-  cl_uint cus = 1;
-  CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cus), &cus, nullptr));
-  cl_mem flag = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err);
-  CHECK(err);
-  cl_mem polls = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_long) * cus, nullptr, &err);
-  CHECK(err);
-  cl_mem small = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_long) * 64, nullptr, &err);
-  CHECK(err);
-  const cl_long maxp = o.max_polls;
-  CHECK(clSetKernelArg(poll, 0, sizeof(cl_mem), &flag));
-  CHECK(clSetKernelArg(poll, 1, sizeof(cl_mem), &polls));
-  CHECK(clSetKernelArg(poll, 2, sizeof(maxp), &maxp));
   CHECK(clSetKernelArg(touch, 0, sizeof(cl_mem), &small));
-  const cl_int zero = 0, one = 1;
   std::vector<cl_long> zeros(64, 0);
-  CHECK(clEnqueueWriteBuffer(qs[1], small, CL_TRUE, 0, sizeof(cl_long) * 64, zeros.data(), 0,
+  CHECK(clEnqueueWriteBuffer(pc.qs[1], small, CL_TRUE, 0, sizeof(cl_long) * 64, zeros.data(), 0,
                              nullptr, nullptr));
-  const size_t local = 64, global = local * cus, one_group = 64;
-  // Warm both kernels up.
-  CHECK(clEnqueueNDRangeKernel(qs[1], touch, 1, nullptr, &one_group, &one_group, 0, nullptr,
+  const size_t one_group = 64;
+  // Warm the one-group kernel up.
+  CHECK(clEnqueueNDRangeKernel(pc.qs[1], touch, 1, nullptr, &one_group, &one_group, 0, nullptr,
                                nullptr));
-  CHECK(clFinish(qs[1]));
+  CHECK(clFinish(pc.qs[1]));
   const char* ways[] = {"clFinish", "clWaitForEvents", "status polling", "blocking read",
                         "clFinish, then the event"};
   bool first = true;
   for (int way = 0; way < 5; ++way) {
-    CHECK(clEnqueueWriteBuffer(qs[0], flag, CL_TRUE, 0, sizeof(zero), &zero, 0, nullptr, nullptr));
-    const auto start = Clock::now();
-    CHECK(clEnqueueNDRangeKernel(qs[0], poll, 1, nullptr, &global, &local, 0, nullptr, nullptr));
-    CHECK(clFlush(qs[0]));
+    const auto start = pc.Start();
     std::thread releaser([&] {
       std::this_thread::sleep_until(start + std::chrono::milliseconds(o.release_ms));
-      CHECK(clEnqueueWriteBuffer(qs[2], flag, CL_FALSE, 0, sizeof(one), &one, 0, nullptr, nullptr));
-      CHECK(clFlush(qs[2]));
+      pc.Release(2);
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(o.settle_ms));
     const auto issued = Clock::now();
     cl_event ev = nullptr;
-    CHECK(
-        clEnqueueNDRangeKernel(qs[1], touch, 1, nullptr, &one_group, &one_group, 0, nullptr, &ev));
+    CHECK(clEnqueueNDRangeKernel(pc.qs[1], touch, 1, nullptr, &one_group, &one_group, 0, nullptr,
+                                 &ev));
     cl_long word = 0;
     cl_int status_after = 1, profiling_after = 1;
     double complete_ms = -1;
     switch (way) {
-      case 0: CHECK(clFinish(qs[1])); break;
+      case 0: CHECK(clFinish(pc.qs[1])); break;
       case 1: CHECK(clWaitForEvents(1, &ev)); break;
-      case 2: {
-        CHECK(clFlush(qs[1]));
-        cl_int st = CL_QUEUED;
-        do CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr));
-        while (st > CL_COMPLETE);
+      case 2:
+        CHECK(clFlush(pc.qs[1]));
+        while (StatusOf(ev) > CL_COMPLETE) {
+        }
         break;
-      }
       case 3:
-        CHECK(clEnqueueReadBuffer(qs[1], small, CL_TRUE, 0, sizeof(word), &word, 0, nullptr,
+        CHECK(clEnqueueReadBuffer(pc.qs[1], small, CL_TRUE, 0, sizeof(word), &word, 0, nullptr,
                                   nullptr));
         break;
       default: {
         // What the event says once its queue is finished: its status, whether its profiling
         // times can be read, and when it reads complete.
-        CHECK(clFinish(qs[1]));
-        CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status_after),
-                             &status_after, nullptr));
+        CHECK(clFinish(pc.qs[1]));
+        status_after = StatusOf(ev);
         cl_ulong t = 0;
         profiling_after =
             clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t), &t, nullptr);
-        cl_int st = status_after;
-        while (st > CL_COMPLETE)
-          CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(st), &st, nullptr));
+        while (StatusOf(ev) > CL_COMPLETE) {
+        }
         complete_ms = Ms(Clock::now() - issued);
       }
     }
     const auto waited = Clock::now();
-    CHECK(clFinish(qs[0]));
+    CHECK(clFinish(pc.qs[0]));
     const auto ended = Clock::now();
     releaser.join();
-    CHECK(clFinish(qs[2]));
+    CHECK(clFinish(pc.qs[2]));
     clReleaseEvent(ev);
     std::printf(
         "%s    {\"wait\": \"%s\", \"release_ms\": %d, \"wait_ms\": %.3f, "
@@ -231,13 +237,7 @@ void WaitsTest(cl_device_id dev, const Options& o) {
     first = false;
   }
   clReleaseMemObject(small);
-  clReleaseMemObject(polls);
-  clReleaseMemObject(flag);
   clReleaseKernel(touch);
-  clReleaseKernel(poll);
-  clReleaseProgram(prog);
-  for (auto q : qs) clReleaseCommandQueue(q);
-  clReleaseContext(ctx);
 }
 
 std::vector<int> ParseCounts(const char* s) {

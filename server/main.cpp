@@ -276,23 +276,23 @@ int main(int argc, char** argv) try {
                  "sleeps, so that a request that comes within this long is seen at once, with "
                  "no wake-up of a sleeping thread (0: never; default 10000000 with 8 CPUs or "
                  "more, else 30).");
+  app.add_option("--lc-poll-us", lc_poll_us,
+                 "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "
+                 "unless --poll-us is given, else as --poll-us).");
   double local_poll_us = -1;
   app.add_option("--local-poll-us", local_poll_us,
                  "Sessions over a Unix socket poll at least this long (default 150 below 8 "
                  "CPUs unless --poll-us is given, else 0: as --poll-us and --lc-poll-us say).");
+  app.add_option("--max-pollers", opt.max_pollers,
+                 "Sessions polling at once, at most (default: a quarter of the CPUs); "
+                 "best-effort sessions take at most half of these slots.")
+      ->capture_default_str();
   app.add_option("--inline-waits", opt.inline_waits,
                  "A session's reader thread waits in the driver for the client's blocking waits "
                  "(clFinish, clWaitForEvents, small blocking reads), the fastest answer, but "
                  "serves nothing else of the session meanwhile; 0: the completion watcher "
                  "answers them and the reader goes on, for clients whose kernels end on "
                  "another thread's later command (1 on, 0 off).")
-      ->capture_default_str();
-  app.add_option("--lc-poll-us", lc_poll_us,
-                 "The same for latency-critical tenants (default 10000000 with 8 CPUs or more "
-                 "unless --poll-us is given, else as --poll-us).");
-  app.add_option("--max-pollers", opt.max_pollers,
-                 "Sessions polling at once, at most (default: a quarter of the CPUs); "
-                 "best-effort sessions take at most half of these slots.")
       ->capture_default_str();
   opt.launch_thread = many;
   app.add_option("--launch-thread", opt.launch_thread,

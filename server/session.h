@@ -300,11 +300,11 @@ class Session {
   void ReapUnfinished(bool all);
   // Whether the reader may block on the device for a client that waits (clFinish,
   // clWaitForEvents, a blocking read) instead of handing the answer to the backend's
-  // completion thread: one thread hand-off less per synchronous call. Safe when no command
-  // of this session can be waiting for the client itself, i.e. no user event is unset;
-  // commands never wait on another session's events.
-  // Whether a blocking wait may be waited for on this thread: no unset user event of the
-  // session (nothing on the device waits for the client), and --inline-waits on.
+  // completion thread: one thread hand-off less per synchronous call. Only with
+  // --inline-waits (ServerOptions::inline_waits) and while no user event of this session is
+  // unset (commands never wait on another session's events). It still serves nothing else of
+  // the session while it waits: a kernel that ends on another client thread's later command
+  // waits for it in vain (docs/architecture.md, step 10).
   bool CanWaitInline() const;
 
   // Looks `id` up as an object of kind R (server/session_objects.h); an id of no object, or
