@@ -289,11 +289,18 @@ int main(int argc, char** argv) try {
       ->capture_default_str();
   app.add_option("--inline-waits", opt.inline_waits,
                  "A session's reader thread waits in the driver for the client's blocking waits "
-                 "(clFinish, clWaitForEvents, small blocking reads), the fastest answer, but "
-                 "serves nothing else of the session meanwhile; 0: the completion watcher "
-                 "answers them and the reader goes on, for clients whose kernels end on "
-                 "another thread's later command (1 on, 0 off).")
+                 "(clFinish, clWaitForEvents, small blocking reads), the fastest answer (a wait "
+                 "that lasts hands the session's other frames to a second thread: "
+                 "--serve-aside-us); 0: the completion watcher answers them and the reader "
+                 "goes on (1 on, 0 off).")
       ->capture_default_str();
+  double serve_aside_us = static_cast<double>(opt.serve_aside.count());
+  app.add_option("--serve-aside-us", serve_aside_us,
+                 "This long into such an inline wait, a second thread of the session serves "
+                 "the client's other frames (a flag write the waited kernel polls for, say) "
+                 "until the wait ends (0: never).")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
   opt.launch_thread = many;
   app.add_option("--launch-thread", opt.launch_thread,
                  "A session receiving a burst of kernel launches hands the driver's enqueues to "
@@ -360,6 +367,7 @@ int main(int argc, char** argv) try {
   if (local_poll_us < 0) local_poll_us = !many && app.count("--poll-us") == 0 ? 150 : 0;
   opt.local_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, local_poll_us)));
   opt.lc_poll = std::chrono::microseconds(static_cast<int64_t>(std::max(0.0, lc_poll_us)));
+  opt.serve_aside = std::chrono::microseconds(static_cast<int64_t>(serve_aside_us));
   if (hash_token) {
     std::string token;
     std::getline(std::cin, token);

@@ -141,6 +141,8 @@ void DescribePeer(int fd, const sockaddr_storage& ss, std::string* peer, std::st
 
 void Server::Run() {
   watchdog_ = std::thread(&Server::Watch, this);
+  if (options_.inline_waits && options_.serve_aside.count() > 0)
+    park_watcher_ = std::thread(&Server::WatchParked, this);
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     int rc = ::poll(&p, 1, 200);
@@ -182,6 +184,7 @@ void Server::Run() {
   while (handshaking_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   watch_stop_ = true;
   watchdog_.join();
+  if (park_watcher_.joinable()) park_watcher_.join();
 }
 
 void Server::AcceptOne() {
@@ -243,6 +246,26 @@ void Server::Watch() {
     const auto now = steady_clock::now();
     gate_.Expire(now);
     WatchSessions(now);
+  }
+}
+
+void Server::WatchParked() {
+  proto::NameThread("rgpud-parks");
+  using namespace std::chrono;
+  const auto fast = options_.serve_aside;
+  while (!watch_stop_) {
+    const auto now = steady_clock::now();
+    const auto since =
+        nanoseconds(now.time_since_epoch().count() - last_park_ns_.load(std::memory_order_relaxed));
+    if (since > milliseconds(100)) {
+      std::this_thread::sleep_for(milliseconds(20));
+      continue;
+    }
+    {
+      std::lock_guard lk(mu_);
+      for (auto& [id, s] : sessions_) s->ServeAsideIfParked(now, fast);
+    }
+    std::this_thread::sleep_for(fast);
   }
 }
 

@@ -84,12 +84,17 @@ struct ServerOptions {
   // to 3.09x), so TCP keeps --poll-us. docs/performance.md, "Small machines".
   std::chrono::microseconds local_poll{0};
   // A session's blocking waits (clFinish, clWaitForEvents, small blocking reads) are waited
-  // for by its reader thread in the driver, which answers soonest but serves nothing else of
-  // the session meanwhile: a kernel that ends only when another thread of the client writes
-  // a flag then runs until it gives up (19 s against 0.5 s natively, H200, session 48). Off,
-  // every wait goes to the completion watcher and the reader serves the next frames, at the
-  // cost of a hand-off per wait (2 vCPUs, PoCL: unix launch+finish 64 -> 104 us at p50).
+  // for by its reader thread in the driver, which answers soonest; a wait that lasts hands
+  // the session's other frames to its aside thread (serve_aside, Session::Park). Off, every
+  // wait goes to the completion watcher and the reader serves the next frames, at the cost
+  // of a hand-off per wait (2 vCPUs, PoCL: unix launch+finish 64 -> 104 us at p50).
   bool inline_waits = true;
+  // This long into an inline wait, the session's aside thread serves its other frames until
+  // the wait ends (Session::Park; 0: never, and a kernel that ends only when another thread
+  // of the client writes a flag runs until it gives up: 19 s against 0.5 s natively, H200,
+  // session 48). A frame sent during a long wait waits at most about this long (20 ms more
+  // after a quiet spell of the server's, whose park watcher then ticks slower).
+  std::chrono::microseconds serve_aside{1000};
   int max_pollers = 0;
   // A session that receives a burst of launches hands their driver enqueues to a thread of
   // its own (server/scheduler/launch_pipe.h), which spins 200 us after its last one. Default
@@ -175,6 +180,9 @@ class Server {
   uint64_t TotalObjects() const { return static_cast<uint64_t>(objects_.load()); }
   uint64_t ActiveSessions();
   bool stopping() const { return stopping_.load(); }
+  // A session's reader parked in a device wait at `ns` (steady clock): the park watcher
+  // ticks fast for a while.
+  void NoteParked(int64_t ns) { last_park_ns_.store(ns, std::memory_order_relaxed); }
   // A session may busy-poll its socket (ServerOptions::poll) if fewer than max_pollers do
   // (best-effort ones: fewer than half of them); each true is paired with one EndPoll.
   bool BeginPoll(bool latency_critical);
@@ -196,6 +204,10 @@ class Server {
   // ending sessions whose client went silent. Never waits for the device or a socket.
   void Watch();
   void WatchSessions(std::chrono::steady_clock::time_point now);
+  // The park watcher: hands the frames of sessions parked in a long wait to their aside
+  // threads (Session::ServeAsideIfParked), every ServerOptions::serve_aside while any
+  // session parked in the last 100 ms, else every 20 ms.
+  void WatchParked();
 
   ServerOptions options_;
   std::unique_ptr<Backend> backend_;
@@ -220,8 +232,9 @@ class Server {
   std::atomic<int> handshaking_{0};
   std::atomic<int> pinned_sessions_{0};
   Gate gate_;
-  std::thread watchdog_;
+  std::thread watchdog_, park_watcher_;
   std::atomic<bool> watch_stop_{false};
+  std::atomic<int64_t> last_park_ns_{0};                    // steady clock (NoteParked)
   std::unordered_map<uint64_t, proto::PeerWatch> watches_;  // the watchdog's only
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> commands_{0};

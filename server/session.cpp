@@ -235,91 +235,109 @@ void Session::RequestTrace::Log(uint64_t session) const {
 }
 
 Session::~Session() {
+  {
+    std::lock_guard lk(aside_mu_);
+    aside_quit_ = true;
+    aside_cv_.notify_all();
+  }
+  if (aside_thread_.joinable()) aside_thread_.join();
   outbox_->Close();
   if (writer_.joinable()) writer_.join();
   pinned_.reset();  // unregistered in ReleaseAll; its memory goes with the last slot held
   if (pinned_counted_) server_->EndPinned();
 }
 
+std::optional<std::string> Session::ServeFrame(std::vector<uint8_t>& body) {
+  if (!WaitForRoom()) return std::string("client closed the connection");
+  if (!serving_aside_) PollForNextFrame();
+  FrameHeader h;
+  uint8_t hdr[proto::kHeaderSize];
+  Status s = in_.Read(hdr, proto::kHeaderSize);
+  if (s.ok()) {
+    h = proto::DecodeHeader(hdr);
+    // The poll window runs from here (PollForNextFrame): one clock read a frame, ~20 ns.
+    if (h.op != static_cast<uint16_t>(Op::Heartbeat))
+      last_request_ = std::chrono::steady_clock::now();
+    if (h.body_len > server_->options().max_frame)
+      s = Status::Protocol("frame body of " + std::to_string(h.body_len) +
+                           " bytes exceeds the limit of " +
+                           std::to_string(server_->options().max_frame));
+  }
+  // Every frame but a launch waits for the launch thread's launches (PipeFor); setting an
+  // argument (kept here until a launch) and a heartbeat neither wait nor end a burst, nor
+  // does releasing an event (Release decides, once it knows what is released). A flush
+  // and a wait for events end a burst and wait only for what they need (Flush, WaitEvents).
+  if (s.ok()) {
+    const auto op = static_cast<Op>(h.op);
+    if (op == Op::WaitEvents) {
+      loop_waits_ = launched_since_wait_ ? loop_waits_ + 1 : 0;
+      launched_since_wait_ = false;
+    }
+    if (op == Op::NDRangeKernel) {
+      ++launch_run_;
+      launched_since_wait_ = true;
+    } else if (op != Op::SetKernelArg && op != Op::Heartbeat && op != Op::Release) {
+      launch_run_ = 0;
+      const bool own_wait =
+          (op == Op::Flush || op == Op::WaitEvents) && server_->sched_options().pipe_loops;
+      if (pipe_ && !own_wait) s = WaitLaunches();
+    }
+  }
+  if (s.ok() && h.op == static_cast<uint16_t>(Op::PutData) && hello_done_ && h.flags == 0) {
+    s = ReceivePutData(h);
+    if (s.ok()) {
+      stats_.bytes_in += proto::kHeaderSize + h.body_len;
+      if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + h.body_len;
+      return std::nullopt;
+    }
+  } else if (s.ok()) {
+    body.resize(h.body_len);
+    if (h.body_len) s = in_.Read(body.data(), h.body_len);
+  }
+  if (!s.ok()) {
+    if (!s.is_protocol()) return std::string("client closed the connection");
+    server_->metrics().CountError(ErrorKind::Protocol);
+    return s.message();
+  }
+  stats_.bytes_in += proto::kHeaderSize + body.size();
+  if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
+  if (trace_ && !serving_aside_) frame_in_ = std::chrono::steady_clock::now();
+  if (serving_aside_) ++served_aside_;
+  Stamp(stamps::Point::kFrameIn, h.op);
+  Reader r(body.data(), body.size());
+  // A latency-critical tenant's requests (its blocking reads too) keep best-effort work
+  // off the device while they are served (Scheduler::LatencyCriticalRequest).
+  const Tenant* t = tenant();
+  const bool lc = t && t->priority == Priority::LatencyCritical;
+  if (lc) server_->LatencyCriticalRequest(true);
+  s = Dispatch(h, r);
+  if (pipe_) ReportLaunchFailure();
+  Stamp(stamps::Point::kFrameDone, h.op);
+  if (lc) server_->LatencyCriticalRequest(false);
+  // What was released while the reader was parked, now that the reader's frame is done.
+  if (!serving_aside_ && !deferred_releases_.empty()) ReleaseDeferred();
+  if (!s.ok() && s.is_protocol()) {
+    std::string reason =
+        std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
+    if (hello_done_) server_->metrics().CountError(ErrorKind::Protocol);
+    // Tell the client why before hanging up.
+    Notify(Op::Goodbye, 0, proto::EncodeBody(proto::GoodbyeNotice{reason}));
+    return reason;
+  }
+  if (static_cast<Op>(h.op) == Op::Goodbye) return std::string("client closed the connection");
+  // The aside thread saw the session end while this frame was served.
+  if (!serving_aside_ && ended_aside_) return *ended_aside_;
+  return std::nullopt;
+}
+
 void Session::Serve() {
   std::string reason = "client closed the connection";
   std::vector<uint8_t> body;
   for (;;) {
-    if (!WaitForRoom()) break;
-    PollForNextFrame();
-    FrameHeader h;
-    uint8_t hdr[proto::kHeaderSize];
-    Status s = in_.Read(hdr, proto::kHeaderSize);
-    if (s.ok()) {
-      h = proto::DecodeHeader(hdr);
-      // The poll window runs from here (PollForNextFrame): one clock read a frame, ~20 ns.
-      if (h.op != static_cast<uint16_t>(Op::Heartbeat))
-        last_request_ = std::chrono::steady_clock::now();
-      if (h.body_len > server_->options().max_frame)
-        s = Status::Protocol("frame body of " + std::to_string(h.body_len) +
-                             " bytes exceeds the limit of " +
-                             std::to_string(server_->options().max_frame));
-    }
-    // Every frame but a launch waits for the launch thread's launches (PipeFor); setting an
-    // argument (kept here until a launch) and a heartbeat neither wait nor end a burst, nor
-    // does releasing an event (Release decides, once it knows what is released). A flush
-    // and a wait for events end a burst and wait only for what they need (Flush, WaitEvents).
-    if (s.ok()) {
-      const auto op = static_cast<Op>(h.op);
-      if (op == Op::WaitEvents) {
-        loop_waits_ = launched_since_wait_ ? loop_waits_ + 1 : 0;
-        launched_since_wait_ = false;
-      }
-      if (op == Op::NDRangeKernel) {
-        ++launch_run_;
-        launched_since_wait_ = true;
-      } else if (op != Op::SetKernelArg && op != Op::Heartbeat && op != Op::Release) {
-        launch_run_ = 0;
-        const bool own_wait =
-            (op == Op::Flush || op == Op::WaitEvents) && server_->sched_options().pipe_loops;
-        if (pipe_ && !own_wait) s = WaitLaunches();
-      }
-    }
-    if (s.ok() && h.op == static_cast<uint16_t>(Op::PutData) && hello_done_ && h.flags == 0) {
-      s = ReceivePutData(h);
-      if (s.ok()) {
-        stats_.bytes_in += proto::kHeaderSize + h.body_len;
-        if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + h.body_len;
-        continue;
-      }
-    } else if (s.ok()) {
-      body.resize(h.body_len);
-      if (h.body_len) s = in_.Read(body.data(), h.body_len);
-    }
-    if (!s.ok()) {
-      if (s.is_protocol()) {
-        reason = s.message();
-        server_->metrics().CountError(ErrorKind::Protocol);
-      }
+    if (auto end = ServeFrame(body)) {
+      reason = std::move(*end);
       break;
     }
-    stats_.bytes_in += proto::kHeaderSize + body.size();
-    if (const Tenant* t = tenant()) server_->Usage(t).bytes_in += proto::kHeaderSize + body.size();
-    if (trace_) frame_in_ = std::chrono::steady_clock::now();
-    Stamp(stamps::Point::kFrameIn, h.op);
-    Reader r(body.data(), body.size());
-    // A latency-critical tenant's requests (its blocking reads too) keep best-effort work
-    // off the device while they are served (Scheduler::LatencyCriticalRequest).
-    const Tenant* t = tenant();
-    const bool lc = t && t->priority == Priority::LatencyCritical;
-    if (lc) server_->LatencyCriticalRequest(true);
-    s = Dispatch(h, r);
-    if (pipe_) ReportLaunchFailure();
-    Stamp(stamps::Point::kFrameDone, h.op);
-    if (lc) server_->LatencyCriticalRequest(false);
-    if (!s.ok() && s.is_protocol()) {
-      reason = std::string("protocol error in ") + proto::OpName(h.op) + ": " + s.message();
-      if (hello_done_) server_->metrics().CountError(ErrorKind::Protocol);
-      // Tell the client why before hanging up.
-      Notify(Op::Goodbye, 0, proto::EncodeBody(proto::GoodbyeNotice{reason}));
-      break;
-    }
-    if (static_cast<Op>(h.op) == Op::Goodbye) break;
   }
   uint64_t piped = 0, on_twins = 0;
   if (pipe_) {
@@ -337,6 +355,9 @@ void Session::Serve() {
                      : "") +
       (stream_->HasRing() ? std::string(", frames through control rings") : "") +
       (launch_events_ ? ", " + std::to_string(launch_events_) + " launches with an event" : "") +
+      (served_aside_
+           ? ", " + std::to_string(served_aside_) + " frames served aside during long waits"
+           : "") +
       (piped ? ", " + std::to_string(piped) + " launches through its launch thread (" +
                    std::to_string(piped_events_) + " with the application's events, " +
                    std::to_string(on_twins) + " on unprofiled twins)"
@@ -402,7 +423,94 @@ void Session::ReportLaunchFailure() {
 }
 
 bool Session::CanWaitInline() const {
-  return unset_user_events_ == 0 && server_->options().inline_waits;
+  return unset_user_events_ == 0 && server_->options().inline_waits && !serving_aside_;
+}
+
+// ---------------------------------------------------------------- parking and the aside thread
+
+void Session::Park() {
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  server_->NoteParked(now);
+  parked_since_.store(now, std::memory_order_relaxed);
+  frames_.store(kParked);  // publishes parked_since_ and what the reader did before
+}
+
+bool Session::Unpark() {
+  int s = kParked;
+  if (frames_.compare_exchange_strong(s, kReader)) return false;
+  // Handed to the aside thread: taken back at once if it serves nothing now, else once its
+  // frame is done.
+  s = kAsideIdle;
+  if (frames_.compare_exchange_strong(s, kReader)) return true;
+  std::unique_lock lk(aside_mu_);
+  want_back_.store(true);
+  for (;;) {
+    s = kAsideIdle;
+    if (frames_.compare_exchange_strong(s, kReader)) break;
+    aside_cv_.wait(lk, [&] { return frames_.load() != kAsideBusy; });
+  }
+  want_back_.store(false);
+  return true;
+}
+
+void Session::ServeAsideIfParked(std::chrono::steady_clock::time_point now,
+                                 std::chrono::microseconds after) {
+  if (frames_.load() != kParked || aside_done_.load()) return;
+  const int64_t since = parked_since_.load(std::memory_order_relaxed);
+  if (now.time_since_epoch().count() - since < std::chrono::nanoseconds(after).count()) return;
+  int s = kParked;
+  if (!frames_.compare_exchange_strong(s, kAsideIdle)) return;  // unparked meanwhile
+  std::lock_guard lk(aside_mu_);
+  if (!aside_thread_.joinable()) aside_thread_ = std::thread(&Session::AsideLoop, this);
+  aside_go_ = true;
+  aside_cv_.notify_all();
+}
+
+void Session::AsideLoop() {
+  proto::NameThread("rgpud-aside");
+  std::unique_lock lk(aside_mu_);
+  for (;;) {
+    aside_cv_.wait(lk, [&] { return aside_go_ || aside_quit_; });
+    if (aside_quit_) break;
+    aside_go_ = false;
+    lk.unlock();
+    ServeAside();
+    lk.lock();
+  }
+}
+
+void Session::ServeAside() {
+  std::vector<uint8_t> body;
+  for (;;) {
+    int s = kAsideIdle;
+    if (!frames_.compare_exchange_strong(s, kAsideBusy)) return;  // the reader took them back
+    // Only what is there: the reader takes the frames back as soon as its wait ends.
+    bool served = false;
+    if (!want_back_.load() && !ended_aside_ && (in_.Buffered() || stream_->Readable())) {
+      serving_aside_ = true;
+      if (auto end = ServeFrame(body)) {
+        // The session ends: the reader ends it once its wait is over; nothing more aside.
+        ended_aside_ = std::move(end);
+        aside_done_.store(true);
+      }
+      serving_aside_ = false;
+      served = true;
+    }
+    frames_.store(kAsideIdle);
+    if (want_back_.load()) {
+      std::lock_guard lk(aside_mu_);
+      aside_cv_.notify_all();
+    }
+    // A socket's bytes wake the poll; a control ring's frames are looked for a tick later.
+    if (!served) stream_->WaitReadableFor(kAsideTick);
+  }
+}
+
+void Session::ReleaseDeferred() {
+  auto reqs = std::move(deferred_releases_);
+  deferred_releases_.clear();
+  for (const auto& req : reqs)
+    (void)ReleaseObject(req);  // a launch-thread failure is reported there
 }
 
 bool Session::WaitForRoom() {
@@ -1205,6 +1313,15 @@ Status Session::Release(Reader& r) {
   proto::ReleaseRequest req;
   if (!proto::ReleaseRequest::Decode(r, &req) || !r.done())
     return Status::Protocol("malformed Release");
+  if (serving_aside_) {
+    // The parked reader's driver call may hold the object's handles: released after it.
+    deferred_releases_.push_back(req);
+    return Status::Ok();
+  }
+  return ReleaseObject(req);
+}
+
+Status Session::ReleaseObject(const proto::ReleaseRequest& req) {
   const uint64_t id = req.id;
   if (req.type == ObjType::Event) {  // needs no wait for the launch thread (Serve)
     for (auto p = piped_.rbegin(); p != piped_.rend(); ++p)  // not made yet: released then
@@ -1384,11 +1501,17 @@ Status Session::Finish(const FrameHeader& h, Reader& r) {
     // Nothing queued can wait for the client: the driver's own clFinish on this thread is
     // the shortest path from the device's completion to the answer (once nothing on the
     // queue waits for its tenant's turn: the driver's wait spins).
-    server_->AwaitDispatch({}, (*q)->handle, kAwaitTurnLimit);
-    Status s = server_->backend().Finish((*q)->handle);
+    const uint64_t enqueued = (*q)->commands;
+    Status s;
+    {
+      Parked parked(this);
+      server_->AwaitDispatch({}, (*q)->handle, kAwaitTurnLimit);
+      s = server_->backend().Finish((*q)->handle);
+    }
     if (s.ok()) {
-      // Everything enqueued on it so far is complete (LaunchRequest::before_known).
-      (*q)->judged_command = (*q)->commands;
+      // Everything enqueued on it before is complete (LaunchRequest::before_known); the
+      // aside thread may have enqueued more meanwhile.
+      (*q)->judged_command = enqueued;
       (*q)->judged_seq = 0;
     }
     Reply(h, s);
@@ -1446,8 +1569,12 @@ Status Session::WaitEvents(const FrameHeader& h, Reader& r) {
   if (evs.empty()) return finish(), Status::Ok();
   if (CanWaitInline()) {
     // As in Finish: nothing these events depend on needs the client, so wait right here.
-    server_->AwaitDispatch(evs, nullptr, kAwaitTurnLimit);
-    Status ws = server_->backend().Wait(evs);
+    Status ws;
+    {
+      Parked parked(this);
+      server_->AwaitDispatch(evs, nullptr, kAwaitTurnLimit);
+      ws = server_->backend().Wait(evs);
+    }
     Stamp(stamps::Point::kWaitDone);
     for (size_t i = 0; i < evs.size(); ++i) {
       int32_t st = server_->backend().EventStatus(evs[i]);

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -122,8 +123,46 @@ class Session {
   bool heartbeat() const { return heartbeat_.load(); }
   void SendHeartbeat() { Notify(proto::Op::Heartbeat, 0, {}); }
   const proto::Stream& stream() const { return *stream_; }
+  // For the server's park watcher (Server::WatchParked): if the reader has sat in a device
+  // wait for at least `after`, this session's aside thread takes over its frames until the
+  // wait ends (see Park). Never blocks.
+  void ServeAsideIfParked(std::chrono::steady_clock::time_point now,
+                          std::chrono::microseconds after);
 
  private:
+  // One frame read and served. Returns why the session ends, if it does.
+  std::optional<std::string> ServeFrame(std::vector<uint8_t>& body);
+
+  // An inline wait (CanWaitInline) parks the reader in the driver; while it is parked the
+  // session's other frames are not read. So a wait that lasts (ServerOptions::serve_aside)
+  // hands the frames to a second thread, the aside thread, which serves what the client's
+  // other threads send (a flag write that the waited kernel polls for, say) until the wait
+  // ends, then hands them back. One thread at a time serves the session: the reader between
+  // Park and Unpark runs nothing of it but the driver's call, and takes the frames back
+  // before it touches anything else. Objects released meanwhile are released once the
+  // reader's frame is done (their handles may be in the driver's call).
+  // Park costs a clock read and three stores; Unpark a compare-and-swap, and it waits for the
+  // aside thread only while that thread is in the middle of a frame.
+  class Parked {
+   public:
+    explicit Parked(Session* s, bool park = true) : s_(park ? s : nullptr) {
+      if (s_) s_->Park();
+    }
+    ~Parked() {
+      if (s_) s_->Unpark();
+    }
+    Parked(const Parked&) = delete;
+    Parked& operator=(const Parked&) = delete;
+
+   private:
+    Session* s_;
+  };
+  void Park();
+  // Returns whether the aside thread served frames meanwhile.
+  bool Unpark();
+  void AsideLoop();  // the aside thread
+  void ServeAside();
+  void ReleaseDeferred();
   Status Dispatch(const proto::FrameHeader& h, proto::Reader& r);
   Status Hello(const proto::FrameHeader& h, proto::Reader& r);
   Status CreateContext(proto::Reader& r);
@@ -149,6 +188,7 @@ class Session {
   Status CreateUserEvent(proto::Reader& r);
   Status SetUserEventStatus(proto::Reader& r);
   Status Release(proto::Reader& r);
+  Status ReleaseObject(const proto::ReleaseRequest& req);
   Status GetInfo(const proto::FrameHeader& h, proto::Reader& r);
   Status GetEventProfiling(const proto::FrameHeader& h, proto::Reader& r);
   // PutData is read straight from the socket into the staging buffer (no frame copy).
@@ -302,9 +342,9 @@ class Session {
   // clWaitForEvents, a blocking read) instead of handing the answer to the backend's
   // completion thread: one thread hand-off less per synchronous call. Only with
   // --inline-waits (ServerOptions::inline_waits) and while no user event of this session is
-  // unset (commands never wait on another session's events). It still serves nothing else of
-  // the session while it waits: a kernel that ends on another client thread's later command
-  // waits for it in vain (docs/architecture.md, step 10).
+  // unset (commands never wait on another session's events), and never on the aside thread.
+  // The reader parks while it waits (Parked), so that a wait that lasts leaves the session's
+  // other frames to the aside thread (docs/architecture.md, step 10).
   bool CanWaitInline() const;
 
   // Looks `id` up as an object of kind R (server/session_objects.h); an id of no object, or
@@ -384,7 +424,30 @@ class Session {
   bool last_launch_held_ = false;
   std::unique_ptr<LaunchPipe> pipe_;
 
-  // Touched only by the session's reader thread (Serve), hence no lock.
+  // Parking (Park): who serves the session's frames. The reader (kReader), or nobody while
+  // the reader is parked (kParked, since parked_since_: steady-clock nanoseconds), or the
+  // aside thread, which takes them from kParked (the park watcher hands them over) and holds
+  // them as kAsideBusy while it serves a frame; between frames (kAsideIdle) the reader takes
+  // them back at once. Each change is one compare-and-swap.
+  enum : int { kReader, kParked, kAsideIdle, kAsideBusy };
+  std::atomic<int> frames_{kReader};
+  std::atomic<int64_t> parked_since_{0};
+  std::atomic<bool> want_back_{false};   // the reader waits for the aside thread's frame
+  std::atomic<bool> aside_done_{false};  // the session ended aside: nothing more is handed over
+  // How often the idle aside thread looks at a control ring (a socket's bytes wake it at once).
+  static constexpr std::chrono::microseconds kAsideTick{250};
+  std::mutex aside_mu_;
+  std::condition_variable aside_cv_;
+  bool aside_go_ = false, aside_quit_ = false;  // GUARDED_BY(aside_mu_)
+  std::thread aside_thread_;
+  // The next fields are the serving thread's: the reader's, or the aside thread's while the
+  // reader is parked (handed over under aside_mu_).
+  bool serving_aside_ = false;
+  std::optional<std::string> ended_aside_;  // the aside thread saw the session end: why
+  std::vector<proto::ReleaseRequest> deferred_releases_;  // served aside, done after the wait
+  uint64_t served_aside_ = 0;                             // frames (logged at the end)
+
+  // Touched only by the thread serving the session's frames (see above), hence no lock.
   std::unordered_map<uint64_t, ObjectRecord> objects_;
   Bytes staging_;  // PutData bytes of the blob being uploaded (null when none)
   // ... or, for a blob of 512 KiB or more once the session has pinned staging, in a slot of

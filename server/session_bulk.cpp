@@ -207,9 +207,14 @@ Result<BkEvent*> Session::PipelinedRead(const FrameHeader& h, BkQueue* queue, Bk
     }
     // Waited for: the driver's blocking call, no event but the command's (on the last piece,
     // and only if the client named one). Else enqueued, handed over as it completes.
-    auto ev = blocking ? bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, piece,
-                                     piece_waits, true, last_piece && want_event)
-                       : bk.Read(queue, mem, offset + at, len, piece, piece_waits, false);
+    Result<BkEvent*> ev = static_cast<BkEvent*>(nullptr);
+    if (blocking) {
+      Parked parked(this);
+      ev = bk.ReadInto(queue, mem, offset + at, len, piece->data() + piece_off, piece, piece_waits,
+                       true, last_piece && want_event);
+    } else {
+      ev = bk.Read(queue, mem, offset + at, len, piece, piece_waits, false);
+    }
     if (!ev.ok() && i == 0) {
       // Nothing is on the device: the caller answers the failure (Session::CommandFailed).
       outbox_->Unreserve(size);

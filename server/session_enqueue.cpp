@@ -127,7 +127,10 @@ Status Session::ReadAndAnswer(Command& c, uint64_t size, const Read& read) {
   // A read waited for here needs an event only for the client (the driver's blocking call
   // says how it ended); without one it is complete and untracked once answered.
   const bool want_event = !inline_read || c.head.event != 0;
-  auto ev = read(dst, inline_read, want_event);
+  Result<BkEvent*> ev = [&] {
+    Parked parked(this, inline_read);  // the driver's blocking read
+    return read(dst, inline_read, want_event);
+  }();
   if (!ev.ok()) return Fail(c, ev.status());
   AnswerRead(c, *ev, dst, inline_read);
   if (!*ev) {
@@ -308,6 +311,7 @@ void Session::AnswerReadNow(const Command& c, BkEvent* ev, const Bytes& dst) {
   const uint64_t tag = c.frame->tag;
   Status ws = Status::Ok();
   if (static_cast<Op>(rop) != Op::ReadBuffer) {  // ReadBuffer was a blocking read already
+    Parked parked(this);
     bk.Flush(c.queue);
     ws = bk.Wait(std::span<BkEvent* const>(&ev, 1));
   }

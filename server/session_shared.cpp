@@ -176,8 +176,11 @@ Status Session::EnqueueShared(const FrameHeader& h, Reader& r) {
   } else {
     const bool inline_read = (h.flags & proto::kFlagWaiting) && CanWaitInline();
     const bool want_event = !inline_read || c.head.event != 0;  // as in ReadAndAnswer
-    ev =
-        bk.ReadInto(c.queue, *mem, t.offset, t.size, *at, region, c.waits, inline_read, want_event);
+    {
+      Parked parked(this, inline_read);
+      ev = bk.ReadInto(c.queue, *mem, t.offset, t.size, *at, region, c.waits, inline_read,
+                       want_event);
+    }
     if (ev.ok() && inline_read) {
       const int32_t st = *ev ? bk.EventStatus(*ev) : CL_COMPLETE;
       Reply(h, st == CL_COMPLETE ? Status::Ok() : Status::Error(st < 0 ? st : CL_OUT_OF_RESOURCES, "read failed"));

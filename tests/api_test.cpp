@@ -1078,15 +1078,13 @@ TEST_F(Api, ThreadsWaitingAtOnceEachGetTheirOwnAnswer) {
 }
 
 // A wait in one thread leaves the connection's other threads served: natively another thread's
-// calls go on while one sits in clFinish. Through rgpud only with --inline-waits=0: by default
-// the session's reader waits in the driver for a blocking wait and serves nothing else of the
-// session meanwhile (docs/architecture.md, "Known limit"), so rgpu runs without
-// RGPU_TEST_WAITS_APART skip it. One thread finishes a queue whose kernel spins for a while;
+// calls go on while one sits in clFinish. Through rgpud the session's reader waits in the
+// driver for a blocking wait; a wait that lasts hands the session's other frames to its aside
+// thread (Session::Park), and with --inline-waits=0 the reader never waits
+// (api_rgpu_unix_waits_apart). One thread finishes a queue whose kernel spins for a while;
 // meanwhile the main thread makes a call that is a round trip to rgpud (a context's first
 // query of image formats), which must return before the finish does.
 TEST_F(Api, AWaitInOneThreadLeavesTheOthersServed) {
-  if (PlatformName(platform_) == "rgpu" && !std::getenv("RGPU_TEST_WAITS_APART"))
-    GTEST_SKIP() << "rgpud waits inline (--inline-waits=1)";
   const char* src = R"CL(
 __kernel void spin(__global float* out, long n) {
   float x = out[0];
@@ -1120,6 +1118,68 @@ __kernel void spin(__global float* out, long n) {
   EXPECT_TRUE(err == CL_SUCCESS || err == CL_INVALID_VALUE) << err;
   EXPECT_TRUE(before) << "the other thread's call was answered only after the wait";
   clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+// A kernel that ends when another thread of the client writes a flag (a persistent kernel's
+// stop, say): one thread waits for it, in clFinish, in clWaitForEvents or in a blocking read
+// behind it, while the other writes the flag on a second queue 100 ms later. Natively the
+// kernel sees the write and ends; through rgpud the write must reach the device while the
+// first thread's wait is in the driver (Session::Park). The kernel gives up after about
+// 2^31 polls (seconds), and says how it ended.
+TEST_F(Api, AKernelEndsOnAnotherThreadsWrite) {
+  const char* src = R"CL(
+__kernel void wait_flag(volatile __global int* flag, __global int* out) {
+  uint i = 0;
+  while (flag[0] == 0 && i < 0x80000000u) ++i;
+  out[0] = flag[0] != 0 ? 1 : 2;
+}
+)CL";
+  cl_program p = Build(src);
+  cl_kernel k = Kernel(p, "wait_flag");
+  cl_int err;
+  cl_command_queue q2 = clCreateCommandQueue(ctx_, device_, 0, &err);
+  ASSERT_EQ(err, CL_SUCCESS);
+  for (int how = 0; how < 3; ++how) {
+    SCOPED_TRACE(how == 0 ? "clFinish" : how == 1 ? "clWaitForEvents" : "blocking read");
+    int zero = 0;
+    cl_mem flag = Buffer(sizeof(int), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &zero);
+    cl_mem out = Buffer(sizeof(int), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &zero);
+    ASSERT_EQ(clSetKernelArg(k, 0, sizeof(cl_mem), &flag), CL_SUCCESS);
+    ASSERT_EQ(clSetKernelArg(k, 1, sizeof(cl_mem), &out), CL_SUCCESS);
+    size_t one = 1;
+    cl_event done = nullptr;
+    ASSERT_EQ(clEnqueueNDRangeKernel(q_, k, 1, nullptr, &one, &one, 0, nullptr, &done), CL_SUCCESS);
+    ASSERT_EQ(clFlush(q_), CL_SUCCESS);
+    const auto start = std::chrono::steady_clock::now();
+    int ended = 0;
+    std::thread waiter([&] {
+      if (how == 0) EXPECT_EQ(clFinish(q_), CL_SUCCESS);
+      if (how == 1) EXPECT_EQ(clWaitForEvents(1, &done), CL_SUCCESS);
+      if (how == 2)
+        EXPECT_EQ(clEnqueueReadBuffer(q_, out, CL_TRUE, 0, sizeof(int), &ended, 0, nullptr,
+                                      nullptr),
+                  CL_SUCCESS);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int one_flag = 1;
+    EXPECT_EQ(clEnqueueWriteBuffer(q2, flag, CL_TRUE, 0, sizeof(int), &one_flag, 0, nullptr,
+                                   nullptr),
+              CL_SUCCESS);
+    waiter.join();
+    const double waited_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (how != 2)
+      EXPECT_EQ(clEnqueueReadBuffer(q_, out, CL_TRUE, 0, sizeof(int), &ended, 0, nullptr, nullptr),
+                CL_SUCCESS);
+    EXPECT_EQ(ended, 1) << "the kernel never saw the other thread's write (waited " << waited_ms
+                        << " ms)";
+    clReleaseEvent(done);
+    clReleaseMemObject(flag);
+    clReleaseMemObject(out);
+  }
+  clReleaseCommandQueue(q2);
   clReleaseKernel(k);
   clReleaseProgram(p);
 }
