@@ -108,6 +108,8 @@ void Ring::Spinning(bool spinning) {
     rx_->spinners.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+uint32_t Ring::LocalSpinners() const { return rx_->spinners.load(std::memory_order_seq_cst); }
+
 bool Ring::PeerAsleep() const {
   return tx_->sleepers.load(std::memory_order_seq_cst) != 0 &&
          tx_->spinners.load(std::memory_order_seq_cst) == 0;

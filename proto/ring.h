@@ -69,6 +69,9 @@ class Ring {
   void Spinning(bool spinning);
   // The peer has a sleeper and nobody polling: a wake byte is needed.
   bool PeerAsleep() const;
+  // Consumer threads of ours counted as spinning now: while there is one, the peer sends no
+  // wake byte, so a thread of ours that must wait for the rest of a frame cannot sleep long.
+  uint32_t LocalSpinners() const;
   // The producer side's wait for room: at most `ms` milliseconds, or until the consumer takes
   // bytes (WakeIfWaiting) or Interrupt().
   void WaitForRoom(long ms);

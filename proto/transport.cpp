@@ -251,7 +251,16 @@ Result<size_t> Stream::RingRecvSome(Ring* ring, void* buf, size_t max) {
     ring->Sleeping(true);
     if (ring->Readable() == 0 && !read_shut_) {
       pollfd pf{fd_, POLLIN, 0};
-      ::poll(&pf, 1, recv_timeout_ms_ > 0 ? std::min(recv_timeout_ms_, 100) : 100);
+      // But while a thread of ours counts as spinning (this one, say, reading a frame whose
+      // header came before its body), the producer sends no wake byte: look again soon. A
+      // sleep of 100 ms here held more than 1% of an H200's watcher-answered 4-byte reads
+      // over a Unix socket (bench/results/2026-12-04-session49/call1/, --inline-waits=0).
+      if (ring->LocalSpinners() > 0) {
+        const timespec ts{0, 20'000};
+        ::ppoll(&pf, 1, &ts, nullptr);
+      } else {
+        ::poll(&pf, 1, recv_timeout_ms_ > 0 ? std::min(recv_timeout_ms_, 100) : 100);
+      }
     }
     ring->Sleeping(false);
     DrainWakes();

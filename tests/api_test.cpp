@@ -1163,6 +1163,9 @@ __kernel void wait_flag(volatile __global int* flag, __global int* out) {
                   CL_SUCCESS);
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Objects made and released meanwhile (rgpud releases them once the wait's frame is done).
+    cl_mem scratch = Buffer(64, CL_MEM_READ_WRITE, nullptr);
+    EXPECT_EQ(clReleaseMemObject(scratch), CL_SUCCESS);
     const int one_flag = 1;
     EXPECT_EQ(clEnqueueWriteBuffer(q2, flag, CL_TRUE, 0, sizeof(int), &one_flag, 0, nullptr,
                                    nullptr),

@@ -1,7 +1,8 @@
 // Control rings (proto/ring.h) under two Streams of a socketpair, as a client and rgpud use
 // them: bytes exact in both directions across the wrap and a full ring, a sleeping reader
-// woken, hang-ups and shutdowns seen, and a peer's out-of-range index answered with a
-// protocol error instead of a read or write outside the ring.
+// woken, a spinning one that waits inside a frame not left asleep, hang-ups and shutdowns
+// seen, and a peer's out-of-range index answered with a protocol error instead of a read or
+// write outside the ring.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -125,6 +126,33 @@ TEST(Ring, ASleepingReaderIsWokenByTheWriter) {
   ASSERT_TRUE(Send(*p.server, {'x'}).ok());
   waiter.join();
   EXPECT_TRUE(p.client->Readable());
+}
+
+// A thread that counts itself as spinning (a client caller polling for its answer) keeps the
+// writer from sending wake bytes; if that thread then waits inside a frame, for a body that
+// the writer publishes after its header, it must not sleep until its nap ends (100 ms: more
+// than 1% of an H200's watcher-answered Unix reads did, session 49).
+TEST(Ring, ASpinnerWaitingInsideAFrameSeesTheRestSoon) {
+  Pair p;
+  ASSERT_TRUE(p.client && p.server);
+  for (int trial = 0; trial < 3; ++trial) {
+    p.client->Spinning(true);
+    std::chrono::steady_clock::time_point got_at;
+    bool ok = false;
+    std::thread reader([&] {
+      uint8_t b[8];
+      ok = p.client->RecvAll(b, sizeof b).ok() && std::memcmp(b, "headbody", 8) == 0;
+      got_at = std::chrono::steady_clock::now();
+    });
+    ASSERT_TRUE(Send(*p.server, {'h', 'e', 'a', 'd'}).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the reader waits inside
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Send(*p.server, {'b', 'o', 'd', 'y'}).ok());
+    reader.join();
+    p.client->Spinning(false);
+    EXPECT_TRUE(ok);
+    EXPECT_LT(got_at - t0, std::chrono::milliseconds(25));
+  }
 }
 
 TEST(Ring, HangUpsAndShutdownsEndWaitsOnBothSides) {
