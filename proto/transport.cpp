@@ -290,6 +290,16 @@ bool Stream::WaitReadable() {
   return rc >= 0 || errno == EINTR;
 }
 
+bool Stream::NapUntilReadable(std::chrono::microseconds limit) {
+  Ring* ring = ring_.load(std::memory_order_acquire);
+  if (!ring) return WaitReadableFor(limit);
+  ring->Sleeping(true);
+  bool ok = true;
+  if (ring->Readable() == 0 && !read_shut_ && !peer_closed_) ok = WaitReadableFor(limit);
+  ring->Sleeping(false);
+  return ok;
+}
+
 bool Stream::WaitReadableFor(std::chrono::microseconds limit) {
   pollfd p{fd_, POLLIN, 0};
   const timespec ts{static_cast<time_t>(limit.count() / 1000000),

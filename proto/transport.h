@@ -76,6 +76,9 @@ class Stream {
   bool WaitReadable();
   // Without rings: sleeps until bytes may be there, or `limit` passed. False on an error.
   bool WaitReadableFor(std::chrono::microseconds limit);
+  // The same with rings too, counted as a sleeper meanwhile (the peer sends a wake byte for
+  // what it publishes). Any thread: it takes nothing off the stream.
+  bool NapUntilReadable(std::chrono::microseconds limit);
 
   // From now on frames go through `ring` in both directions (proto/ring.h); the socket only
   // wakes a sleeping reader and says when the peer hung up. Once, before the stream is used

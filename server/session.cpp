@@ -501,8 +501,11 @@ void Session::ServeAside() {
       std::lock_guard lk(aside_mu_);
       aside_cv_.notify_all();
     }
-    // A socket's bytes wake the poll; a control ring's frames are looked for a tick later.
-    if (!served) stream_->WaitReadableFor(kAsideTick);
+    // Bytes end the nap (with control rings the client sends a wake byte while it lasts). A
+    // poll here instead, in the reader's poll window, took a second thread's 4-byte reads
+    // beside an H200 wait from 113-117 to 101-102 us at p50: not worth a core
+    // (bench/results/2026-12-04-session49/call6/).
+    if (!served) stream_->NapUntilReadable(kAsideTick);
   }
 }
 

@@ -434,7 +434,7 @@ class Session {
   std::atomic<int64_t> parked_since_{0};
   std::atomic<bool> want_back_{false};   // the reader waits for the aside thread's frame
   std::atomic<bool> aside_done_{false};  // the session ended aside: nothing more is handed over
-  // How often the idle aside thread looks at a control ring (a socket's bytes wake it at once).
+  // The idle aside thread's nap: bytes (or a wake byte for a control ring's) end it sooner.
   static constexpr std::chrono::microseconds kAsideTick{250};
   std::mutex aside_mu_;
   std::condition_variable aside_cv_;
