@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "proto/cpu_relax.h"
 #include "proto/info.h"
 #include "proto/messages.h"
 #include "proto/pieces.h"
@@ -438,10 +439,18 @@ void Session::Park() {
 bool Session::Unpark() {
   int s = kParked;
   if (frames_.compare_exchange_strong(s, kReader)) return false;
-  // Handed to the aside thread: taken back at once if it serves nothing now, else once its
-  // frame is done.
-  s = kAsideIdle;
-  if (frames_.compare_exchange_strong(s, kReader)) return true;
+  // Handed to the aside thread: taken back at once if it serves nothing now. Between frames
+  // it holds them for a look at the socket (a system call) every nap: spin through that
+  // rather than sleep, as a sleeper's wake-up costs tens to hundreds of microseconds at the
+  // tail (bench/results/2026-12-04-session49/call7/). Only a frame it is serving is waited
+  // for.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+  for (unsigned i = 0;; ++i) {
+    s = kAsideIdle;
+    if (frames_.compare_exchange_weak(s, kReader)) return true;
+    if ((i & 15) == 15 && std::chrono::steady_clock::now() > spin_until) break;
+    proto::CpuRelax();
+  }
   std::unique_lock lk(aside_mu_);
   want_back_.store(true);
   for (;;) {
