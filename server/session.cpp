@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <system_error>
 #include <thread>
 
 #include "proto/cpu_relax.h"
@@ -470,7 +471,20 @@ void Session::ServeAsideIfParked(std::chrono::steady_clock::time_point now,
   int s = kParked;
   if (!frames_.compare_exchange_strong(s, kAsideIdle)) return;  // unparked meanwhile
   std::lock_guard lk(aside_mu_);
-  if (!aside_thread_.joinable()) aside_thread_ = std::thread(&Session::AsideLoop, this);
+  if (!aside_thread_.joinable()) {
+    try {
+      aside_thread_ = std::thread(&Session::AsideLoop, this);
+    } catch (const std::system_error& e) {
+      // No thread to be had (the process's limit): the reader keeps its frames, as before
+      // there was an aside thread, and this session is not asked again.
+      spdlog::warn("session {}: no aside thread ({}); its other frames wait for its waits", id_,
+                   e.what());
+      aside_done_.store(true);
+      s = kAsideIdle;
+      frames_.compare_exchange_strong(s, kParked);  // or the reader took them back already
+      return;
+    }
+  }
   aside_go_ = true;
   aside_cv_.notify_all();
 }
