@@ -279,23 +279,21 @@ bool Stream::Readable(bool look_at_socket) {
   return ring->Readable() > 0 || peer_closed_;
 }
 
-bool Stream::WaitReadable() {
+bool Stream::WaitReadable(std::chrono::microseconds limit) {
   Ring* ring = ring_.load(std::memory_order_acquire);
+  // With rings the socket only wakes a sleeper: one that waits for ever looks again every
+  // 100 ms, a safety net.
+  if (limit.count() < 0 && ring) limit = std::chrono::milliseconds(100);
+  const timespec ts{static_cast<time_t>(limit.count() / 1000000),
+                    static_cast<long>(limit.count() % 1000000 * 1000)};
   pollfd p{fd_, POLLIN, 0};
-  if (!ring) return ::poll(&p, 1, -1) >= 0 || errno == EINTR;
-  ring->Sleeping(true);
-  int rc = 0;
-  if (ring->Readable() == 0 && !read_shut_ && !peer_closed_) rc = ::poll(&p, 1, 100);
-  ring->Sleeping(false);
-  return rc >= 0 || errno == EINTR;
-}
-
-bool Stream::NapUntilReadable(std::chrono::microseconds limit) {
-  Ring* ring = ring_.load(std::memory_order_acquire);
-  if (!ring) return WaitReadableFor(limit);
+  auto sleep = [&] {
+    return ::ppoll(&p, 1, limit.count() < 0 ? nullptr : &ts, nullptr) >= 0 || errno == EINTR;
+  };
+  if (!ring) return sleep();
   ring->Sleeping(true);
   bool ok = true;
-  if (ring->Readable() == 0 && !read_shut_ && !peer_closed_) ok = WaitReadableFor(limit);
+  if (ring->Readable() == 0 && !read_shut_ && !peer_closed_) ok = sleep();
   ring->Sleeping(false);
   return ok;
 }

@@ -71,14 +71,12 @@ class Stream {
   // rings, `look_at_socket` also takes the wake bytes off the socket and notices a hang-up
   // (a system call); without, the ring alone is looked at (a load). Only the receiving thread.
   bool Readable(bool look_at_socket = true);
-  // Sleeps until Readable() may be true (with rings: counted as a sleeper, so that the peer
-  // sends a wake byte). Any thread; false on an error of poll().
-  bool WaitReadable();
+  // Sleeps until Readable() may be true, or `limit` passed (negative: no limit; with rings at
+  // most 100 ms a time); with rings counted as a sleeper meanwhile, so that the peer sends a
+  // wake byte. Any thread (it takes nothing off the stream); false on an error of poll().
+  bool WaitReadable(std::chrono::microseconds limit = std::chrono::microseconds(-1));
   // Without rings: sleeps until bytes may be there, or `limit` passed. False on an error.
   bool WaitReadableFor(std::chrono::microseconds limit);
-  // The same with rings too, counted as a sleeper meanwhile (the peer sends a wake byte for
-  // what it publishes). Any thread: it takes nothing off the stream.
-  bool NapUntilReadable(std::chrono::microseconds limit);
 
   // From now on frames go through `ring` in both directions (proto/ring.h); the socket only
   // wakes a sleeping reader and says when the peer hung up. Once, before the stream is used

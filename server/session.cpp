@@ -437,9 +437,9 @@ void Session::Park() {
   frames_.store(kParked);  // publishes parked_since_ and what the reader did before
 }
 
-bool Session::Unpark() {
+void Session::Unpark() {
   int s = kParked;
-  if (frames_.compare_exchange_strong(s, kReader)) return false;
+  if (frames_.compare_exchange_strong(s, kReader)) return;
   // Handed to the aside thread: taken back at once if it serves nothing now. Between frames
   // it holds them for a look at the socket (a system call) every nap: spin through that
   // rather than sleep, as a sleeper's wake-up costs tens to hundreds of microseconds at the
@@ -448,7 +448,7 @@ bool Session::Unpark() {
   const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
   for (unsigned i = 0;; ++i) {
     s = kAsideIdle;
-    if (frames_.compare_exchange_weak(s, kReader)) return true;
+    if (frames_.compare_exchange_weak(s, kReader)) return;
     if ((i & 15) == 15 && std::chrono::steady_clock::now() > spin_until) break;
     proto::CpuRelax();
   }
@@ -460,7 +460,6 @@ bool Session::Unpark() {
     aside_cv_.wait(lk, [&] { return frames_.load() != kAsideBusy; });
   }
   want_back_.store(false);
-  return true;
 }
 
 void Session::ServeAsideIfParked(std::chrono::steady_clock::time_point now,
@@ -528,7 +527,7 @@ void Session::ServeAside() {
     // poll here instead, in the reader's poll window, took a second thread's 4-byte reads
     // beside an H200 wait from 113-117 to 101-102 us at p50: not worth a core
     // (bench/results/2026-12-04-session49/call6/).
-    if (!served) stream_->NapUntilReadable(kAsideTick);
+    if (!served) stream_->WaitReadable(kAsideTick);
   }
 }
 

@@ -158,8 +158,7 @@ class Session {
     Session* s_;
   };
   void Park();
-  // Returns whether the aside thread served frames meanwhile.
-  bool Unpark();
+  void Unpark();
   void AsideLoop();  // the aside thread
   void ServeAside();
   void ReleaseDeferred();
